@@ -1,0 +1,38 @@
+# Two commands do all set-up on a fresh clone: `make demo` and `make test`.
+# Both are idempotent: the virtualenv and the jars are made once and reused (pip and Maven cache downloads).
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+VENV_STAMP := $(VENV)/.installed
+JARS_STAMP := jars/.fetched
+PYTEST_ARGS ?=
+
+.PHONY: demo test setup venv jars bench clean
+
+demo: setup
+	$(PY) -m spark_kwire.demo
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+setup: venv jars
+
+venv: $(VENV_STAMP)
+$(VENV_STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+jars: $(JARS_STAMP)
+$(JARS_STAMP): jars/pom.xml jars/kafka/pom.xml jars/spark-kafka/pom.xml
+	mvn -q -B -f jars/pom.xml dependency:copy-dependencies
+	touch $@
+
+bench: setup
+	$(PY) benchmarks/read_throughput.py
+	$(PY) benchmarks/write_throughput.py
+
+clean:
+	rm -rf $(VENV) jars/*/target $(JARS_STAMP)

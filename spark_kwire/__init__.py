@@ -1,0 +1,18 @@
+"""spark-kwire: Apache Kafka for PySpark through the Kafka wire protocol, in Python. No JAR.
+
+Layers, imports pointing one way: `protocol` (bytes) <- `client` (sockets, metadata, fetch/produce)
+<- `spark` (the data source). After `pip install spark-kwire`, `spark.read.format("kwire")` works
+without registration (Spark imports the `pyspark_kwire` module); `register(spark)` does it explicitly.
+"""
+
+__version__ = "0.1.0"
+
+
+def register(spark) -> None:
+    """Register the kwire data source with a SparkSession (local or Spark Connect)."""
+    from spark_kwire.spark.source import KwireDataSource
+
+    spark.dataSource.register(KwireDataSource)
+
+
+__all__ = ["register", "__version__"]

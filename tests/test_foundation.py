@@ -1,0 +1,96 @@
+"""The foundation: a real Apache Kafka broker, the Java tools beside it, a 3-node cluster."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import subprocess
+import time
+
+import pytest
+
+from spark_kwire.testing import KafkaCluster, run_java_tool
+
+
+def _raw_api_versions(port: int) -> dict[int, tuple[int, int]]:
+    """ApiVersions v0 by hand (independent of kwire's protocol layer): api key -> (min, max) version."""
+    client_id = b"kwire-foundation-test"
+    body = struct.pack(">hhih", 18, 0, 7, len(client_id)) + client_id
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(struct.pack(">i", len(body)) + body)
+        size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
+        data = s.recv(size, socket.MSG_WAITALL)
+    correlation_id, error_code, count = struct.unpack_from(">ihi", data, 0)
+    assert correlation_id == 7 and error_code == 0
+    ranges = {}
+    for i in range(count):
+        key, lo, hi = struct.unpack_from(">hhh", data, 10 + 6 * i)
+        ranges[key] = (lo, hi)
+    return ranges
+
+
+def test_broker_is_real_apache_kafka_4(kafka):
+    ranges = _raw_api_versions(kafka.nodes[1].port)
+    # Kafka 4.x dropped Fetch v0-v3, ListOffsets v0 and OffsetCommit v0-v1 (KIP-896); 4.1 serves Fetch v18.
+    assert ranges[1] == (4, 18), ranges[1]
+    assert ranges[2][0] == 1 and ranges[8][0] == 2, (ranges[2], ranges[8])
+    assert "Kafka version: 4.1.1" in kafka.nodes[1].log_path.read_text()
+
+
+def test_java_console_producer_write_is_read_by_librdkafka(kafka, create_topic, topic_name):
+    from confluent_kafka import Consumer
+
+    create_topic(topic_name, partitions=1)
+    run_java_tool(
+        "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", kafka.bootstrap_servers,
+        "--topic", topic_name, "--property", "parse.key=true", "--property", "key.separator=:",
+        input="k1:hello from java\nk2:second line\n",
+    )
+    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": topic_name,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic_name])
+    got, deadline = [], time.time() + 30
+    while len(got) < 2 and time.time() < deadline:
+        msg = consumer.poll(1.0)
+        if msg is not None and not msg.error():
+            got.append((msg.key(), msg.value(), msg.offset()))
+    consumer.close()
+    assert got == [(b"k1", b"hello from java", 0), (b"k2", b"second line", 1)]
+
+
+def _kafka_pids() -> set[int]:
+    out = subprocess.run(["pgrep", "-f", "kafka.Kafka"], capture_output=True, text=True).stdout
+    return {int(p) for p in out.split()}
+
+
+def test_three_node_cluster_survives_a_killed_node_and_cleans_up():
+    before = _kafka_pids()
+    started = time.monotonic()
+    cluster = KafkaCluster(3).start()
+    try:
+        assert time.monotonic() - started < 60
+        pids = {n.process.pid for n in cluster.nodes.values()}
+        assert len(pids) == 3 and pids <= _kafka_pids()
+        for node in cluster.nodes.values():
+            assert _raw_api_versions(node.port)[1][0] == 4
+        cluster.kill(2)
+        assert not cluster.nodes[2].is_running()
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", cluster.nodes[2].port), timeout=2).close()
+        _raw_api_versions(cluster.nodes[1].port)  # the others still answer
+        cluster.restart(2)
+        assert cluster.nodes[2].is_running()
+        assert _raw_api_versions(cluster.nodes[2].port)[1][0] == 4
+        workdir = cluster.workdir
+    finally:
+        cluster.stop()
+    assert _kafka_pids() == before
+    assert not workdir.exists()
+
+
+def test_single_broker_starts_in_under_30_seconds():
+    started = time.monotonic()
+    with KafkaCluster(1) as cluster:
+        elapsed = time.monotonic() - started
+        _raw_api_versions(cluster.nodes[1].port)
+    assert elapsed < 30, elapsed
