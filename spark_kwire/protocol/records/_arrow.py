@@ -1,0 +1,106 @@
+"""Zero-copy views of Arrow binary/list buffers as numpy arrays (and back)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_EMPTY_U8 = np.zeros(0, dtype=np.uint8)
+_EMPTY_U8.flags.writeable = False
+
+
+def readonly_u8(obj) -> np.ndarray:
+    """A read-only uint8 view of a bytes-like object or array (no copy)."""
+    if isinstance(obj, np.ndarray):
+        arr = obj.view(np.uint8) if obj.dtype != np.uint8 else obj
+        arr = arr.reshape(-1)
+    else:
+        arr = np.frombuffer(obj, dtype=np.uint8)
+    if arr.flags.writeable:
+        arr = arr.view()
+        arr.flags.writeable = False
+    return arr
+
+
+def _as_array(arr) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if not isinstance(arr, pa.Array):
+        arr = pa.array(arr, type=pa.binary())
+    return arr
+
+
+def binary_parts(arr, what: str = "array"):
+    """(offsets int64[n+1], data uint8 (read-only), valid uint8[n]) of a
+    binary / large_binary / string / large_string (or *_view) Arrow array.
+
+    Offsets index ``data`` directly (slices are honoured); copies only the
+    offsets (widened to int64) and builds the validity as bytes.
+    """
+    arr = _as_array(arr)
+    t = arr.type
+    if pa.types.is_binary_view(t) or pa.types.is_string_view(t):
+        arr = arr.cast(pa.large_binary())
+        t = arr.type
+    if pa.types.is_binary(t) or pa.types.is_string(t):
+        odt = np.int32
+    elif pa.types.is_large_binary(t) or pa.types.is_large_string(t):
+        odt = np.int64
+    else:
+        raise TypeError(f"{what}: expected a binary or string Arrow array, got {t}")
+    n = len(arr)
+    bufs = arr.buffers()
+    off = arr.offset
+    if n == 0:
+        return np.zeros(1, dtype=np.int64), _EMPTY_U8, np.zeros(0, dtype=np.uint8)
+    offsets = np.frombuffer(bufs[1], dtype=odt, count=off + n + 1)[off:].astype(np.int64)
+    data = readonly_u8(bufs[2]) if bufs[2] is not None else _EMPTY_U8
+    valid = validity_bytes(bufs[0], off, n, arr.null_count)
+    return offsets, data, valid
+
+
+def validity_bytes(bitmap, offset: int, n: int, null_count: int) -> np.ndarray:
+    if bitmap is None or null_count == 0:
+        return np.ones(n, dtype=np.uint8)
+    bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
+    return bits[offset : offset + n].copy()
+
+
+def make_binary_array(offsets: np.ndarray, data: np.ndarray, valid_mask: np.ndarray | None, n: int) -> pa.Array:
+    """Arrow binary (int32 offsets) or large_binary (int64 offsets) array."""
+    typ = pa.binary() if offsets.dtype == np.int32 else pa.large_binary()
+    null_count = 0 if valid_mask is None else int(n - np.count_nonzero(valid_mask))
+    vbuf = pa.py_buffer(np.packbits(valid_mask, bitorder="little")) if null_count else None
+    return pa.Array.from_buffers(
+        typ, n, [vbuf, pa.py_buffer(offsets), pa.py_buffer(data)], null_count=null_count
+    )
+
+
+def header_parts(headers, n: int):
+    """Canonical buffers of a list<struct<key: string|binary, value: binary>>
+    column: (list_offsets int64[n+1] (rebased to 0), key parts, value parts).
+    Null lists count as empty lists."""
+    if isinstance(headers, pa.ChunkedArray):
+        headers = headers.combine_chunks()
+    t = headers.type
+    if not (pa.types.is_list(t) or pa.types.is_large_list(t)) or not pa.types.is_struct(t.value_type):
+        raise TypeError(f"headers: expected list<struct<key, value>>, got {t}")
+    if len(headers) != n:
+        raise ValueError(f"headers has {len(headers)} rows, values has {n}")
+    st = t.value_type
+    names = [st.field(i).name for i in range(st.num_fields)]
+    if names != ["key", "value"]:
+        raise TypeError(f"headers: struct fields must be (key, value), got {names}")
+    counts = pc.fill_null(pc.list_value_length(headers), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    list_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=list_offsets[1:])
+    flat = headers.flatten()  # struct entries of non-null lists, slice honoured
+    if isinstance(flat, pa.ChunkedArray):
+        flat = flat.combine_chunks()
+    if flat.null_count:
+        raise ValueError("headers: null header entries are not allowed")
+    k, v = flat.flatten()
+    if k.null_count:
+        raise ValueError("headers: header keys must not be null")
+    return list_offsets, binary_parts(k, "header key"), binary_parts(v, "header value")
