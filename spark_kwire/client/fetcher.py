@@ -1,0 +1,464 @@
+"""Reading: ListOffsets and ranged Fetch of one partition.
+
+``Fetcher.list_offsets`` resolves offset specs (earliest / latest / max_timestamp / a timestamp) for many
+partitions, grouped per leader. ``Fetcher.fetch_range`` returns a :class:`RangeReader`, an iterator of
+decoded record batches of ``[start, end)`` that follows leader changes and retriable errors, pipelines
+the next Fetch while the current response is decoded, and reports where and why it stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from typing import Any, Iterable, Iterator, Mapping
+
+from spark_kwire.client.errors import (FetchStalledError, KwireError, OffsetOutOfRangeError, RetriesExhaustedError,
+                                       UnsupportedVersionError, is_retriable_error)
+from spark_kwire.protocol import messages as m
+from spark_kwire.protocol.errors import KafkaApiError, error_for
+
+__all__ = ["Fetcher", "RangeReader", "EARLIEST", "LATEST", "MAX_TIMESTAMP", "offset_spec"]
+
+log = logging.getLogger(__name__)
+
+EARLIEST = -2
+LATEST = -1
+MAX_TIMESTAMP = -3
+_SPECS = {"earliest": EARLIEST, "latest": LATEST, "max_timestamp": MAX_TIMESTAMP}
+
+OFFSET_OUT_OF_RANGE = 1
+_INT64 = struct.Struct(">q")
+_INT32 = struct.Struct(">i")
+
+
+def offset_spec(spec: Any) -> int:
+    """Map "earliest"/"latest"/"max_timestamp"/an int timestamp (ms) to ListOffsets' timestamp field."""
+    if isinstance(spec, str):
+        key = spec.strip().lower()
+        if key in _SPECS:
+            return _SPECS[key]
+        try:
+            return int(key)
+        except ValueError:
+            raise ValueError(f"unknown offset spec {spec!r}: use 'earliest', 'latest', 'max_timestamp' or a "
+                             f"timestamp in ms") from None
+    if isinstance(spec, bool) or not isinstance(spec, int):
+        raise ValueError(f"unknown offset spec {spec!r}: use 'earliest', 'latest', 'max_timestamp' or a timestamp in ms")
+    if spec < MAX_TIMESTAMP:
+        raise ValueError(f"unknown offset spec {spec}: negative values are -1 (latest), -2 (earliest), -3 (max_timestamp)")
+    return spec
+
+
+def _isolation(client, isolation_level: str | None) -> int:
+    level = isolation_level or client.config.isolation_level
+    if level not in ("read_uncommitted", "read_committed"):
+        raise ValueError(f"isolation_level must be 'read_uncommitted' or 'read_committed', not {level!r}")
+    return 1 if level == "read_committed" else 0
+
+
+def scan_next_offset(records) -> int | None:
+    """The offset after the last *complete* batch (any magic) in ``records``, or None when there is none.
+
+    Reads only the batch headers (baseOffset/offset at 0, length at 8, magic at 16, lastOffsetDelta at 23 in
+    magic 2) so the next fetch can be sent before the current response is decoded.
+    """
+    if records is None:
+        return None
+    n = len(records)
+    pos = 0
+    result = None
+    while pos + 17 <= n:
+        size = _INT32.unpack_from(records, pos + 8)[0]
+        end = pos + 12 + size
+        if size < 5 or end > n:
+            break
+        base = _INT64.unpack_from(records, pos)[0]
+        if records[pos + 16] >= 2:
+            if pos + 27 > n:
+                break
+            result = base + _INT32.unpack_from(records, pos + 23)[0] + 1
+        else:
+            result = base + 1
+        pos = end
+    return result
+
+
+class Fetcher:
+    """Offset lookups and ranged fetches on top of a :class:`~spark_kwire.client.cluster.KafkaClient`."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+
+    # -- ListOffsets -----------------------------------------------------------------------------------
+    def list_offsets(self, tps: Iterable[tuple[str, int]], spec: Any = "latest", *,
+                     isolation_level: str | None = None) -> dict[tuple[str, int], tuple[int, int]]:
+        """``{(topic, partition): (offset, timestamp)}`` for each requested partition.
+
+        ``spec`` is one value for all partitions or ``{(topic, partition): value}``; a value is "earliest",
+        "latest" (under read_committed: the last stable offset), "max_timestamp" or a timestamp in ms (the
+        earliest offset whose timestamp is >= it; ``(-1, -1)`` when there is none). Requests are grouped
+        per partition leader and retried on retriable errors.
+        """
+        client = self.client
+        tps = [(str(t), int(p)) for t, p in tps]
+        if isinstance(spec, Mapping):
+            specs = {tp: offset_spec(spec[tp]) for tp in tps}
+        else:
+            value = offset_spec(spec)
+            specs = {tp: value for tp in tps}
+        isolation = _isolation(client, isolation_level)
+        result: dict[tuple[str, int], tuple[int, int]] = {}
+        remaining = set(tps)
+        topics = sorted({t for t, _ in tps})
+        budget = client.retry_budget(f"ListOffsets for {len(tps)} partition(s) of {', '.join(topics[:3])}",
+                                     client.api_budget_ms)
+        while remaining:
+            last_error: BaseException | None = None
+            try:
+                by_leader: dict[int, list[tuple[str, int]]] = {}
+                for tp in sorted(remaining):
+                    try:
+                        by_leader.setdefault(client.leader_for(*tp), []).append(tp)
+                    except KafkaApiError as exc:
+                        if not exc.retriable:
+                            raise
+                        last_error = exc
+                pending = []
+                for leader, group in by_leader.items():
+                    try:
+                        pending.append((leader, group, self._send_list_offsets(leader, group, specs, isolation)))
+                    except KwireError as exc:
+                        if not is_retriable_error(exc):
+                            raise
+                        last_error = exc
+                for leader, group, (version, response) in pending:
+                    try:
+                        body = response.result()
+                    except KwireError as exc:
+                        if not is_retriable_error(exc):
+                            raise
+                        last_error = exc
+                        continue
+                    for topic in body.get("topics") or ():
+                        for part in topic.get("partitions") or ():
+                            tp = (topic["name"], part["partition_index"])
+                            if tp not in remaining:
+                                continue
+                            code = part.get("error_code", 0)
+                            if code:
+                                exc = error_for(code, topic=tp[0], partition=tp[1], broker=leader)
+                                client.check_unknown_topic(exc, tp[0], tp[1])
+                                if not exc.retriable:
+                                    raise exc
+                                last_error = exc
+                                continue
+                            offset = part.get("offset", -1)
+                            timestamp = part.get("timestamp", -1)
+                            result[tp] = (offset, timestamp)
+                            remaining.discard(tp)
+                if remaining and last_error is None:
+                    last_error = KafkaApiError(5, topic=sorted(remaining)[0][0], partition=sorted(remaining)[0][1],
+                                               error_message="partition missing from the ListOffsets response")
+            except KwireError as exc:
+                if not is_retriable_error(exc):
+                    raise
+                last_error = exc
+            if remaining:
+                budget.failed(last_error, refresh_topics=sorted({t for t, _ in remaining}))
+        return {tp: result[tp] for tp in tps}
+
+    def _send_list_offsets(self, leader: int, group: list[tuple[str, int]], specs, isolation: int):
+        client = self.client
+        conn = client.connection(leader)
+        version = conn.version_for(m.LIST_OFFSETS)
+        if any(specs[tp] == MAX_TIMESTAMP for tp in group) and version < 7:
+            raise UnsupportedVersionError(
+                f"broker {leader} ({conn.address}) supports ListOffsets up to v{version}; max_timestamp needs v7")
+        if isolation and version < 2:
+            raise UnsupportedVersionError(f"broker {leader} does not support read_committed ListOffsets")
+        topics: dict[str, list] = {}
+        for topic, partition in group:
+            epoch = client.partition_info(topic, partition).leader_epoch
+            topics.setdefault(topic, []).append(
+                {"partition_index": partition, "current_leader_epoch": epoch, "timestamp": specs[(topic, partition)]})
+        body = {
+            "replica_id": -1,
+            "isolation_level": isolation,
+            "topics": [{"name": t, "partitions": parts} for t, parts in topics.items()],
+            "timeout_ms": client.config.request_timeout_ms,
+        }
+        return version, conn.send(m.LIST_OFFSETS, body, version)
+
+    # -- Fetch -----------------------------------------------------------------------------------------
+    def fetch_range(self, topic: str, partition: int, start: int, end: int, *, isolation_level: str | None = None,
+                    include_headers: bool = False, max_bytes: int | None = None) -> "RangeReader":
+        return RangeReader(self.client, topic, partition, start, end, isolation_level=isolation_level,
+                           include_headers=include_headers, max_bytes=max_bytes)
+
+
+class _InFlightFetch:
+    __slots__ = ("offset", "leader", "version", "pending", "topic_id")
+
+    def __init__(self, offset, leader, version, pending, topic_id) -> None:
+        self.offset = offset
+        self.leader = leader
+        self.version = version
+        self.pending = pending
+        self.topic_id = topic_id
+
+
+class RangeReader:
+    """Iterator of ``DecodedRecords`` covering offsets ``[start, end)`` of one partition.
+
+    Only non-empty batches are yielded. After (or during) iteration:
+
+    * ``position``: the next offset that would be read (``>= end`` when the range was read completely);
+    * ``stopped_early``: True when the partition ends before ``end`` -- offsets ``[position, end)`` do not
+      exist (yet): the high watermark (read_committed: last stable offset) was below ``end``.
+      ``stop_reason`` explains; the caller decides (failOnDataLoss);
+    * ``high_watermark``, ``last_stable_offset``, ``log_start_offset`` from the last Fetch response;
+    * ``records_read``, ``fetches``.
+
+    Raises :class:`OffsetOutOfRangeError` when ``start`` (or a later offset) is outside the log.
+    Offsets may be skipped inside the range (compaction, transaction markers, aborted records).
+    """
+
+    def __init__(self, client, topic: str, partition: int, start: int, end: int, *,
+                 isolation_level: str | None = None, include_headers: bool = False,
+                 max_bytes: int | None = None) -> None:
+        if start < 0 or end < 0:
+            raise ValueError(f"fetch_range needs resolved offsets >= 0, got [{start}, {end})")
+        self.client = client
+        self.topic = topic
+        self.partition = int(partition)
+        self.start = int(start)
+        self.end = int(end)
+        self.isolation = _isolation(client, isolation_level)
+        self.include_headers = include_headers
+        self.max_bytes = int(max_bytes or client.config.max_partition_fetch_bytes)
+        self.position = self.start
+        self.stopped_early = False
+        self.stop_reason: str | None = None
+        self.high_watermark = -1
+        self.last_stable_offset = -1
+        self.log_start_offset = -1
+        self.records_read = 0
+        self.fetches = 0
+        self._iter: Iterator | None = None
+
+    def __iter__(self) -> "RangeReader":
+        return self
+
+    def __next__(self):
+        if self._iter is None:
+            self._iter = self._run()
+        return next(self._iter)
+
+    def close(self) -> None:
+        if self._iter is not None:
+            self._iter.close()
+
+    @property
+    def done(self) -> bool:
+        return self.position >= self.end or self.stopped_early
+
+    # -- internals -------------------------------------------------------------------------------------
+    def _send(self, offset: int) -> _InFlightFetch:
+        client = self.client
+        config = client.config
+        info = client.topic_info(self.topic)
+        part = client.partition_info(self.topic, self.partition)
+        leader = client.leader_for(self.topic, self.partition)
+        conn = client.connection(leader)
+        topic_id = info.topic_id
+        version = conn.version_for(m.FETCH, None if topic_id is not None else 12)
+        body = {
+            "replica_id": -1,
+            "max_wait_ms": config.fetch_max_wait_ms,
+            "min_bytes": config.fetch_min_bytes,
+            "max_bytes": max(config.fetch_max_bytes, self.max_bytes),
+            "isolation_level": self.isolation,
+            "session_id": 0,
+            "session_epoch": -1,
+            "topics": [{
+                "topic": self.topic,
+                "topic_id": topic_id,
+                "partitions": [{
+                    "partition": self.partition,
+                    "current_leader_epoch": part.leader_epoch,
+                    "fetch_offset": offset,
+                    "last_fetched_epoch": -1,
+                    "log_start_offset": -1,
+                    "partition_max_bytes": self.max_bytes,
+                }],
+            }],
+            "forgotten_topics_data": [],
+            "rack_id": "",
+        }
+        if topic_id is None:
+            del body["topics"][0]["topic_id"]
+        # The broker may wait up to fetch.max.wait.ms before answering: allow for it on top of the timeout.
+        timeout_ms = config.request_timeout_ms + config.fetch_max_wait_ms
+        pending = conn.send(m.FETCH, body, version, timeout_ms=timeout_ms)
+        self.fetches += 1
+        return _InFlightFetch(offset, leader, version, pending, topic_id)
+
+    def _partition_response(self, inflight: _InFlightFetch) -> dict:
+        body = inflight.pending.result()
+        code = body.get("error_code", 0)
+        if code:
+            raise error_for(code, topic=self.topic, partition=self.partition, broker=inflight.leader)
+        for topic in body.get("responses") or ():
+            if inflight.version >= 13:
+                if topic.get("topic_id") != inflight.topic_id:
+                    continue
+            elif topic.get("topic") != self.topic:
+                continue
+            for part in topic.get("partitions") or ():
+                if part.get("partition_index") == self.partition:
+                    return part
+        raise KafkaApiError(5, topic=self.topic, partition=self.partition, broker=inflight.leader,
+                            error_message="partition missing from the Fetch response")
+
+    def _out_of_range(self, offset: int, leader: int) -> KwireError:
+        tp = (self.topic, self.partition)
+        try:
+            earliest = self.client.list_offsets([tp], "earliest")[tp][0]
+            latest = self.client.list_offsets([tp], "latest")[tp][0]
+        except KwireError as exc:
+            log.debug("could not look up the bounds of %s: %s", tp, exc)
+            earliest = latest = -1
+        if 0 <= earliest <= offset < latest:
+            return FetchStalledError(
+                self.topic, self.partition, offset,
+                f"broker {leader} answered OFFSET_OUT_OF_RANGE, but the partition holds offsets [{earliest}, "
+                f"{latest}) (a leader change in progress?)")
+        return OffsetOutOfRangeError(self.topic, self.partition, offset, earliest, latest, broker=leader)
+
+    def _limit_is_final(self, limit: int, budget) -> bool:
+        """True when the partition really ends at ``limit`` (the high watermark or last stable offset of the
+        last Fetch response). After a leader change the new leader's high watermark can lag behind the old
+        leader's for a moment, so a range planned up to the old one would look cut short; ListOffsets answers
+        OFFSET_NOT_AVAILABLE (retried) until the new leader has caught up, so ask it before giving up."""
+        tp = (self.topic, self.partition)
+        isolation = "read_committed" if self.isolation == 1 else "read_uncommitted"
+        try:
+            latest = self.client.list_offsets([tp], "latest", isolation_level=isolation)[tp][0]
+        except KwireError as exc:
+            if not is_retriable_error(exc) and not isinstance(exc, RetriesExhaustedError):
+                raise
+            log.debug("could not confirm the end of %s: %s", tp, exc)
+            return True
+        if latest <= max(limit, self.position):
+            return True
+        budget.what = f"fetching {self.topic}-{self.partition} at offset {self.position}"
+        budget.failed(FetchStalledError(
+            self.topic, self.partition, self.position,
+            f"the Fetch response's high watermark {limit} is behind the partition's latest offset {latest}"),
+            refresh_topics=[self.topic])
+        return False
+
+    def _stop(self, reason: str) -> None:
+        self.stopped_early = True
+        self.stop_reason = reason
+
+    def _run(self):
+        from spark_kwire.client._records import decode_record_set
+
+        client = self.client
+        budget = client.retry_budget(f"fetching {self.topic}-{self.partition} at offset {self.start}",
+                                     client.api_budget_ms)
+        read_committed = self.isolation == 1
+        inflight: _InFlightFetch | None = None
+        stalls = 0
+        while self.position < self.end:
+            offset = self.position
+            try:
+                if inflight is None or inflight.offset != offset:
+                    inflight = self._send(offset)
+                current, inflight = inflight, None
+                part = self._partition_response(current)
+                code = part.get("error_code", 0)
+                if code == OFFSET_OUT_OF_RANGE:
+                    # Raises OffsetOutOfRangeError, or a retriable error when ListOffsets says the offset does
+                    # exist (a leader that just took over may answer so for a moment).
+                    raise self._out_of_range(offset, current.leader)
+                if code:
+                    raise error_for(code, topic=self.topic, partition=self.partition, broker=current.leader)
+            except KwireError as exc:
+                inflight = None
+                client.check_unknown_topic(exc, self.topic, self.partition)
+                budget.what = f"fetching {self.topic}-{self.partition} at offset {offset}"
+                budget.failed(exc, refresh_topics=[self.topic])
+                continue
+
+            self.high_watermark = part.get("high_watermark", -1)
+            self.last_stable_offset = part.get("last_stable_offset", -1)
+            self.log_start_offset = part.get("log_start_offset", -1)
+            limit = self.high_watermark
+            if read_committed and self.last_stable_offset >= 0:
+                limit = min(limit, self.last_stable_offset)
+            records = part.get("records")
+            nbytes = 0 if records is None else len(records)
+
+            # Pipeline: ask for what follows the complete batches while this response is decoded.
+            scanned = scan_next_offset(records) if nbytes else None
+            if scanned is not None and offset < scanned < min(self.end, limit):
+                try:
+                    inflight = self._send(scanned)
+                except KwireError as exc:
+                    if not is_retriable_error(exc):
+                        raise
+                    inflight = None  # the next loop iteration sends it again (with retries)
+
+            new_position = offset
+            if nbytes:
+                aborted = part.get("aborted_transactions")
+                if aborted is not None:
+                    aborted = [(a["producer_id"], a["first_offset"]) for a in aborted]
+                decoded = decode_record_set(
+                    records, start_offset=offset, end_offset=self.end, read_committed=read_committed,
+                    aborted_transactions=aborted, include_headers=self.include_headers,
+                    topic=self.topic, partition=self.partition)
+                new_position = max(offset, decoded.next_offset)
+                if decoded.record_count:
+                    self.records_read += decoded.record_count
+                    self.position = new_position
+                    budget.progressed()
+                    stalls = 0
+                    yield decoded
+            if new_position > offset:
+                self.position = new_position
+                budget.progressed()
+                stalls = 0
+                if self.position < self.end and limit >= 0 and self.position >= limit:
+                    if self._limit_is_final(limit, budget):
+                        self._stop_at_limit(limit, read_committed)
+                        break
+                continue
+
+            # No progress at all.
+            if limit >= 0 and offset >= limit:
+                if self._limit_is_final(limit, budget):
+                    self._stop_at_limit(limit, read_committed)
+                    break
+                continue
+            stalls += 1
+            cap = min(client.config.max_response_bytes - (1 << 20), 2**31 - 1)
+            if nbytes and self.max_bytes < cap:
+                # Only a partial batch came back: the batch is larger than the fetch size. Ask for more.
+                self.max_bytes = min(self.max_bytes * 4, cap)
+                continue
+            # Never refetch the same offset forever: back off, and give up when the retry budget is spent.
+            budget.what = f"fetching {self.topic}-{self.partition} at offset {offset}"
+            budget.failed(FetchStalledError(
+                self.topic, self.partition, offset,
+                f"{stalls} fetch(es) returned {nbytes} bytes and no complete batch (high watermark "
+                f"{self.high_watermark}, last stable offset {self.last_stable_offset}, fetch size {self.max_bytes})"))
+        if inflight is not None:
+            inflight.pending = None  # its response is read and dropped by the connection's next reader
+
+    def _stop_at_limit(self, limit: int, read_committed: bool) -> None:
+        what = "last stable offset" if read_committed and limit == self.last_stable_offset else "high watermark"
+        self._stop(f"{self.topic}-{self.partition} ends at offset {limit} ({what}) before the requested end "
+                   f"{self.end}: offsets [{self.position}, {self.end}) do not exist (yet)")

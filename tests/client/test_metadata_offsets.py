@@ -1,0 +1,123 @@
+"""Metadata cache and ListOffsets against the real broker, on data written by librdkafka."""
+
+from __future__ import annotations
+
+import pickle
+import time
+
+import pytest
+
+from spark_kwire.client import KafkaApiError, KafkaClient, UnknownTopicError
+from tests.client.conftest import rdkafka_produce
+
+
+def test_metadata_brokers_topics_partitions(client, kafka, create_topic, topic_name):
+    create_topic(topic_name, partitions=4)
+    node = kafka.nodes[1]
+    assert client.brokers[1].port == node.port
+    info = client.describe_topics([topic_name])[topic_name]
+    assert info.topic_id is not None and not info.is_internal
+    assert info.partition_ids == [0, 1, 2, 3]
+    part = info.partitions[2]
+    assert part.leader == 1 and part.replicas == (1,) and part.isr == (1,) and part.offline_replicas == ()
+    assert part.leader_epoch >= 0
+    assert client.partitions_for(topic_name) == [0, 1, 2, 3]
+    assert topic_name in client.list_topics()
+    assert "__consumer_offsets" not in client.list_topics()
+    assert client.metadata.topic_by_id(info.topic_id).name == topic_name
+    assert client.metadata.cluster_id
+
+
+def test_unknown_topic_names_topic_and_lists_existing(client, create_topic, topic_name):
+    create_topic(topic_name)
+    client.partitions_for(topic_name)  # it reached the broker's metadata
+    missing = topic_name + "-nope"
+    with pytest.raises(UnknownTopicError) as info:
+        client.partitions_for(missing)
+    text = str(info.value)
+    assert repr(missing) in text and "does not exist" in text and "existing topics include" in text
+    assert topic_name in info.value.existing
+    back = pickle.loads(pickle.dumps(info.value))
+    assert str(back) == text and back.topic == missing
+    with pytest.raises(UnknownTopicError):
+        client.list_offsets([(missing, 0)], "latest")
+    with pytest.raises(UnknownTopicError, match="partition 7"):
+        client.list_offsets([(topic_name, 7)], "latest")
+    with pytest.raises(UnknownTopicError):
+        list(client.fetch_range(missing, 0, 0, 10))
+    with pytest.raises(KafkaApiError, match="INVALID_TOPIC_EXCEPTION.*'bad name!'"):
+        client.partitions_for("bad name!")
+
+
+def test_list_offsets_earliest_latest_by_timestamp(bootstrap, client, create_topic, topic_name):
+    create_topic(topic_name, partitions=2)
+    base = int(time.time() * 1000) - 60_000  # recent: retention must not delete them
+    # partition 0: 10 records at base, base+1000, ...; partition 1: 3 records, max timestamp not last
+    rdkafka_produce(bootstrap, topic_name, [
+        {"value": f"v{i}".encode(), "partition": 0, "timestamp": base + 1000 * i} for i in range(10)
+    ] + [
+        {"value": b"a", "partition": 1, "timestamp": base + 10},
+        {"value": b"b", "partition": 1, "timestamp": base + 500},
+        {"value": b"c", "partition": 1, "timestamp": base + 20},
+    ], **{"linger.ms": 0, "batch.num.messages": 1})
+    tp0, tp1 = (topic_name, 0), (topic_name, 1)
+    assert client.list_offsets([tp0, tp1], "earliest") == {tp0: (0, -1), tp1: (0, -1)}
+    latest = client.list_offsets([tp0, tp1], "latest")
+    assert latest == {tp0: (10, -1), tp1: (3, -1)}
+    by_ts = client.list_offsets([tp0, tp1], base + 2500)
+    assert by_ts == {tp0: (3, base + 3000), tp1: (-1, -1)}
+    # the first offset whose timestamp is >= the one asked, even if later records have smaller ones
+    assert client.list_offsets([tp1], base + 100)[tp1] == (1, base + 500)
+    assert client.list_offsets([tp0], base)[tp0] == (0, base)
+    assert client.list_offsets([tp0], base + 10_000)[tp0] == (-1, -1)  # none that late
+    assert client.list_offsets([tp1], "max_timestamp")[tp1] == (1, base + 500)
+    mixed = client.list_offsets([tp0, tp1], {tp0: "earliest", tp1: base + 15})
+    assert mixed == {tp0: (0, -1), tp1: (1, base + 500)}
+    with pytest.raises(ValueError, match="unknown offset spec"):
+        client.list_offsets([tp0], "newest")
+
+
+def test_latest_under_read_committed_is_last_stable_offset(bootstrap, client, create_topic, topic_name):
+    from confluent_kafka import Producer
+
+    create_topic(topic_name)
+    rdkafka_produce(bootstrap, topic_name, [{"value": b"plain", "partition": 0}])
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": topic_name})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for i in range(5):
+        producer.produce(topic_name, value=b"open", partition=0)
+    producer.flush(30)
+    tp = (topic_name, 0)
+    try:
+        assert client.list_offsets([tp], "latest", isolation_level="read_uncommitted")[tp][0] == 6
+        assert client.list_offsets([tp], "latest", isolation_level="read_committed")[tp][0] == 1
+        reader = client.fetch_range(topic_name, 0, 0, 6, isolation_level="read_committed")
+        values = [v for b in reader for v in b.value.to_pylist()]
+        assert values == [b"plain"]
+        assert reader.stopped_early and "last stable offset" in reader.stop_reason
+    finally:
+        producer.abort_transaction(30)
+    # the abort marker is written asynchronously by the coordinator; then LSO == HW == 7
+    deadline = time.monotonic() + 15
+    while client.list_offsets([tp], "latest", isolation_level="read_committed")[tp][0] != 7:
+        assert time.monotonic() < deadline, "the last stable offset never moved past the aborted transaction"
+        time.sleep(0.1)
+    assert [v for b in client.fetch_range(topic_name, 0, 0, 7, isolation_level="read_committed")
+            for v in b.value.to_pylist()] == [b"plain"]
+
+
+def test_metadata_refresh_follows_new_partitions(client, bootstrap, create_topic, topic_name):
+    from confluent_kafka.admin import AdminClient, NewPartitions
+
+    create_topic(topic_name, partitions=1)
+    assert client.partitions_for(topic_name) == [0]
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_partitions([NewPartitions(topic_name, 3)])[topic_name].result(30)
+    deadline = time.monotonic() + 10
+    while client.partitions_for(topic_name) != [0, 1, 2] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert client.partitions_for(topic_name) == [0, 1, 2]
+    # a partition the cache does not know yet triggers a refresh instead of an error
+    with KafkaClient({"bootstrap.servers": bootstrap}) as other:
+        assert other.list_offsets([(topic_name, 2)], "latest") == {(topic_name, 2): (0, -1)}
