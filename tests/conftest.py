@@ -53,7 +53,16 @@ def create_topic(bootstrap):
 
 
 @pytest.fixture(scope="session")
-def spark():
+def read_stats_dir(tmp_path_factory):
+    """Folder where kwire readers write per-task fetch statistics (see spark_kwire.spark.reader._Stats).
+    Set before Spark starts so that its Python workers inherit it."""
+    folder = tmp_path_factory.mktemp("kwire-read-stats")
+    os.environ["KWIRE_STATS_DIR"] = str(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def spark(read_stats_dir):
     """A local[2] Spark session with Spark's built-in Kafka connector on spark.jars (the batch oracle)."""
     from pyspark.sql import SparkSession
 
@@ -68,5 +77,33 @@ def spark():
         .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()
     )
+    session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def produce(bootstrap):
+    """produce(topic, records, **producer_config): write (key, value[, headers[, timestamp_ms[, partition]]])
+    tuples with librdkafka (confluent-kafka) and wait for every delivery."""
+    from confluent_kafka import Producer
+
+    def send(topic: str, records, **config) -> None:
+        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, **config})
+        errors = []
+        for record in records:
+            key, value, *rest = record
+            kwargs = {}
+            if len(rest) > 0 and rest[0] is not None:
+                kwargs["headers"] = rest[0]
+            if len(rest) > 1 and rest[1] is not None:
+                kwargs["timestamp"] = rest[1]
+            if len(rest) > 2 and rest[2] is not None:
+                kwargs["partition"] = rest[2]
+            producer.produce(topic, value=value, key=key, on_delivery=lambda err, msg: err and errors.append(err),
+                             **kwargs)
+            producer.poll(0)
+        assert producer.flush(60) == 0
+        assert not errors, errors
+
+    return send

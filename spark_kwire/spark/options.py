@@ -1,0 +1,365 @@
+"""Options of the kwire source and sink, named and interpreted as Spark's built-in `kafka` source does.
+
+Spark hands a data source its options in a case-insensitive dict whose keys are lower-cased, so every
+lookup here uses lower-case keys and every error message uses the documented spelling.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from spark_kwire.protocol.errors import KwireError
+
+EARLIEST = -2
+LATEST = -1
+
+
+class KwireOptionError(KwireError, ValueError):
+    """An option is missing, unknown or malformed; the message names it and what is accepted."""
+
+
+# Documented spelling of every non-`kafka.` option, by use.
+_COMMON = [
+    "subscribe", "subscribePattern", "assign", "failOnDataLoss", "includeHeaders", "minPartitions",
+    "startingOffsets", "startingOffsetsByTimestamp", "startingTimestamp", "startingOffsetsByTimestampStrategy",
+    "maxRecordsPerPartition", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs",
+    "groupIdPrefix", "metadata", "groups", "groupPattern",
+]
+BATCH_READ_OPTIONS = _COMMON + ["endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"]
+STREAM_READ_OPTIONS = _COMMON + [
+    "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "commitOffsetsToGroup",
+    "startingOffsetsGroup",
+]
+WRITE_OPTIONS = ["topic", "includeHeaders", "checkpointLocation"]
+# Options Spark itself may put into a source's option map.
+_SPARK_INJECTED = {"path", "paths", "checkpointlocation", "queryname"}
+
+# kafka.* settings that make no sense for Spark, with the reason given to the user (as Spark's source says).
+_UNSUPPORTED_KAFKA_READ = {
+    "auto.offset.reset": "set the source option 'startingOffsets' to 'earliest' or 'latest' instead",
+    "key.deserializer": "keys are always read as bytes; use DataFrame operations (e.g. CAST(key AS STRING)) to deserialize them",
+    "value.deserializer": "values are always read as bytes; use DataFrame operations (e.g. from_json) to deserialize them",
+    "enable.auto.commit": "kwire does not commit offsets through a consumer; use 'commitOffsetsToGroup' on a stream",
+    "interceptor.classes": "Java consumer interceptors do not exist in kwire, which speaks the protocol itself",
+}
+_UNSUPPORTED_KAFKA_WRITE = {
+    "key.serializer": "keys are written as bytes; give a binary or string 'key' column",
+    "value.serializer": "values are written as bytes; give a binary or string 'value' column",
+    "interceptor.classes": "Java producer interceptors do not exist in kwire, which speaks the protocol itself",
+    "transactional.id": "kwire's sink does not write transactions",
+}
+
+
+def _spelling(keys: list[str]) -> dict[str, str]:
+    return {k.lower(): k for k in keys}
+
+
+def _reject_unknown(options: Mapping[str, str], known: list[str], what: str) -> None:
+    spelled = _spelling(known)
+    for key in options:
+        k = key.lower()
+        if k.startswith("kafka.") or k in spelled or k in _SPARK_INJECTED:
+            continue
+        hint = difflib.get_close_matches(k, list(spelled), n=1, cutoff=0.75)
+        suggestion = f" Did you mean '{spelled[hint[0]]}'?" if hint else ""
+        raise KwireOptionError(
+            f"Unknown option '{key}' for {what}.{suggestion} Accepted options: "
+            f"{', '.join(sorted(known, key=str.lower))}, and Kafka client settings prefixed with 'kafka.'."
+        )
+
+
+def kafka_params(options: Mapping[str, str], *, for_write: bool = False) -> dict[str, str]:
+    """The `kafka.*` options with the prefix removed, after rejecting those that make no sense here."""
+    unsupported = _UNSUPPORTED_KAFKA_WRITE if for_write else _UNSUPPORTED_KAFKA_READ
+    params = {}
+    for key, value in options.items():
+        k = key.lower()
+        if not k.startswith("kafka."):
+            continue
+        name = k[len("kafka."):]
+        if name in unsupported:
+            raise KwireOptionError(f"Kafka option 'kafka.{name}' is not supported: {unsupported[name]}.")
+        params[name] = value
+    if not params.get("bootstrap.servers", "").strip():
+        raise KwireOptionError(
+            "Option 'kafka.bootstrap.servers' is required: a comma-separated list of host:port, "
+            "e.g. 'broker1:9092,broker2:9092'."
+        )
+    return params
+
+
+def parse_bool(options: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = options.get(name.lower())
+    if raw is None:
+        return default
+    value = str(raw).strip().lower()
+    if value in ("true", "false"):
+        return value == "true"
+    raise KwireOptionError(f"Option '{name}' must be 'true' or 'false', got {raw!r}.")
+
+
+def parse_positive_int(options: Mapping[str, str], name: str, default: int | None = None) -> int | None:
+    raw = options.get(name.lower())
+    if raw is None:
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise KwireOptionError(f"Option '{name}' must be a positive integer, got {raw!r}.")
+    return value
+
+
+def _parse_json_object(options: Mapping[str, str], name: str, example: str) -> dict:
+    raw = options[name.lower()]
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise KwireOptionError(f"Option '{name}' is not valid JSON ({e.msg}); expected e.g. {example}, got {raw!r}.") from None
+    if not isinstance(value, dict) or not value:
+        raise KwireOptionError(f"Option '{name}' must be a non-empty JSON object like {example}, got {raw!r}.")
+    return value
+
+
+def _parse_partition_map(options: Mapping[str, str], name: str, example: str) -> dict[tuple[str, int], int]:
+    """Parse {"topic": {"0": 12, "1": -2}} into {(topic, 0): 12, ...}."""
+    result = {}
+    for topic, partitions in _parse_json_object(options, name, example).items():
+        if not isinstance(partitions, dict):
+            raise KwireOptionError(f"Option '{name}': the value for topic {topic!r} must be an object like {example}.")
+        for partition, number in partitions.items():
+            try:
+                p = int(partition)
+            except ValueError:
+                raise KwireOptionError(f"Option '{name}': partition {partition!r} of topic {topic!r} is not an integer.") from None
+            if not isinstance(number, int) or isinstance(number, bool):
+                raise KwireOptionError(
+                    f"Option '{name}': the value for {topic}-{p} must be an integer, got {number!r}."
+                )
+            result[(topic, p)] = number
+    return result
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """Which topic-partitions to read: exactly one of subscribe, subscribePattern or assign."""
+    kind: str  # "subscribe" | "subscribePattern" | "assign"
+    topics: tuple[str, ...] = ()
+    pattern: str | None = None
+    assignment: tuple[tuple[str, int], ...] = ()
+
+    def describe(self) -> str:
+        if self.kind == "subscribe":
+            return f"subscribe={','.join(self.topics)}"
+        if self.kind == "subscribePattern":
+            return f"subscribePattern={self.pattern}"
+        return f"assign={len(self.assignment)} partitions"
+
+
+def parse_subscription(options: Mapping[str, str]) -> Subscription:
+    given = [name for name in ("subscribe", "subscribePattern", "assign") if name.lower() in options]
+    if len(given) != 1:
+        which = "none was given" if not given else f"got {', '.join(given)}"
+        raise KwireOptionError(
+            f"Exactly one of the options 'subscribe', 'subscribePattern' or 'assign' must be set ({which}): "
+            "subscribe='topic1,topic2', subscribePattern='topic.*', or assign='{\"topic\":[0,1]}'."
+        )
+    kind = given[0]
+    raw = options[kind.lower()]
+    if kind == "subscribe":
+        topics = tuple(t.strip() for t in raw.split(",") if t.strip())
+        if not topics:
+            raise KwireOptionError("Option 'subscribe' must name at least one topic, e.g. 'topic1,topic2'.")
+        return Subscription(kind, topics=topics)
+    if kind == "subscribePattern":
+        if not raw.strip():
+            raise KwireOptionError("Option 'subscribePattern' must be a non-empty regular expression, e.g. 'events-.*'.")
+        try:
+            re.compile(raw)
+        except re.error as e:
+            raise KwireOptionError(f"Option 'subscribePattern' is not a valid regular expression ({e}): {raw!r}.") from None
+        return Subscription(kind, pattern=raw)
+    example = '{"topicA":[0,1],"topicB":[2,4]}'
+    assignment = []
+    for topic, partitions in _parse_json_object(options, "assign", example).items():
+        if not isinstance(partitions, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in partitions):
+            raise KwireOptionError(f"Option 'assign': topic {topic!r} must map to a list of partition numbers, like {example}.")
+        assignment.extend((topic, p) for p in partitions)
+    if not assignment:
+        raise KwireOptionError(f"Option 'assign' names no partitions; expected e.g. {example}.")
+    return Subscription(kind, topics=tuple(dict.fromkeys(t for t, _ in assignment)), assignment=tuple(assignment))
+
+
+@dataclass(frozen=True)
+class OffsetBound:
+    """Where a read starts or ends.
+
+    kind: "earliest" | "latest" | "offsets" (per partition, -2/-1 allowed) | "timestamp" (one for all
+    partitions) | "timestamps" (per partition) | "group" (a consumer group's committed offsets).
+    """
+    kind: str
+    offsets: tuple[tuple[tuple[str, int], int], ...] = ()
+    timestamp: int | None = None
+    group: str | None = None
+
+    @property
+    def offset_map(self) -> dict[tuple[str, int], int]:
+        return dict(self.offsets)
+
+
+def parse_offset_bound(options: Mapping[str, str], side: str, *, default: str, streaming: bool = False) -> OffsetBound:
+    """Parse the starting or ending bound ('starting' or 'ending') with Spark's precedence:
+    the global timestamp, then per-partition timestamps, then offsets."""
+    ts_name, by_ts_name, offsets_name = f"{side}Timestamp", f"{side}OffsetsByTimestamp", f"{side}Offsets"
+    if ts_name.lower() in options:
+        raw = options[ts_name.lower()]
+        try:
+            ts = int(str(raw).strip())
+        except ValueError:
+            ts = -1
+        if ts < 0:
+            raise KwireOptionError(f"Option '{ts_name}' must be a timestamp in milliseconds since the epoch (>= 0), got {raw!r}.")
+        return OffsetBound("timestamp", timestamp=ts)
+    if by_ts_name.lower() in options:
+        example = '{"topicA":{"0":1700000000000,"1":1700000000000}}'
+        mapping = _parse_partition_map(options, by_ts_name, example)
+        for (topic, p), ts in mapping.items():
+            if ts < 0:
+                raise KwireOptionError(f"Option '{by_ts_name}': the timestamp for {topic}-{p} must be >= 0, got {ts}.")
+        return OffsetBound("timestamps", offsets=tuple(sorted(mapping.items())))
+    raw = options.get(offsets_name.lower(), default).strip()
+    lowered = raw.lower()
+    if side == "starting" and lowered == "group":
+        group = options.get("startingoffsetsgroup") or options.get("kafka.group.id") or options.get("commitoffsetstogroup")
+        if not group:
+            raise KwireOptionError(
+                "startingOffsets='group' needs a consumer group: set 'commitOffsetsToGroup' (or 'startingOffsetsGroup')."
+            )
+        return OffsetBound("group", group=group)
+    if lowered in ("earliest", "latest"):
+        bound = OffsetBound(lowered)
+    elif raw.startswith("{"):
+        example = '{"topicA":{"0":23,"1":-1},"topicB":{"0":-2}}'
+        mapping = _parse_partition_map(options, offsets_name, example) if offsets_name.lower() in options else {}
+        for (topic, p), offset in mapping.items():
+            if offset < EARLIEST:
+                raise KwireOptionError(
+                    f"Option '{offsets_name}': offset {offset} for {topic}-{p} is invalid; use an offset >= 0, "
+                    "-2 for earliest or -1 for latest."
+                )
+        bound = OffsetBound("offsets", offsets=tuple(sorted(mapping.items())))
+    else:
+        raise KwireOptionError(
+            f"Option '{offsets_name}' must be 'earliest', 'latest' or JSON like "
+            f"'{{\"topicA\":{{\"0\":23,\"1\":-1}}}}', got {raw!r}."
+        )
+    # The same restrictions as Spark's source.
+    if side == "starting" and not streaming:
+        if bound.kind == "latest" or any(o == LATEST for _, o in bound.offsets):
+            raise KwireOptionError("startingOffsets can't be 'latest' (or -1) for batch queries; use 'earliest', offsets or timestamps.")
+    if side == "ending":
+        if bound.kind == "earliest" or any(o == EARLIEST for _, o in bound.offsets):
+            raise KwireOptionError("endingOffsets can't be 'earliest' (or -2) for batch queries; use 'latest', offsets or timestamps.")
+    return bound
+
+
+_STRATEGIES = ("error", "latest")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """Everything a batch or streaming read needs, validated at planning time."""
+    kafka: dict = field(hash=False, repr=False)  # may hold secrets: never shown
+    subscription: Subscription
+    starting: OffsetBound
+    ending: OffsetBound | None
+    fail_on_data_loss: bool
+    include_headers: bool
+    min_partitions: int | None
+    max_records_per_partition: int | None
+    timestamp_strategy: str
+    max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 15 * 60 * 1000
+    commit_group: str | None = None
+
+    @property
+    def read_committed(self) -> bool:
+        return self.kafka.get("isolation.level", "read_uncommitted") == "read_committed"
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str], *, streaming: bool = False) -> "ReadOptions":
+        opts = {k.lower(): v for k, v in options.items()}
+        if streaming:
+            for name in ("endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"):
+                if name.lower() in opts:
+                    raise KwireOptionError(f"Option '{name}' is not valid in streaming queries; a stream has no end.")
+        _reject_unknown(opts, STREAM_READ_OPTIONS if streaming else BATCH_READ_OPTIONS,
+                        "a kwire streaming read" if streaming else "a kwire batch read")
+        kafka = kafka_params(opts)
+        isolation = kafka.get("isolation.level", "read_uncommitted")
+        if isolation not in ("read_uncommitted", "read_committed"):
+            raise KwireOptionError(
+                f"Option 'kafka.isolation.level' must be 'read_uncommitted' or 'read_committed', got {isolation!r}."
+            )
+        strategy = opts.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+        if strategy not in _STRATEGIES:
+            raise KwireOptionError(
+                f"Option 'startingOffsetsByTimestampStrategy' must be 'error' or 'latest', got {strategy!r}."
+            )
+        commit_group = opts.get("commitoffsetstogroup")
+        if commit_group is not None and not commit_group.strip():
+            raise KwireOptionError("Option 'commitOffsetsToGroup' must name a consumer group.")
+        delay_raw = opts.get("maxtriggerdelay", "15m")
+        return cls(
+            kafka=kafka,
+            subscription=parse_subscription(opts),
+            starting=parse_offset_bound(opts, "starting", default="latest" if streaming else "earliest", streaming=streaming),
+            ending=None if streaming else parse_offset_bound(opts, "ending", default="latest"),
+            fail_on_data_loss=parse_bool(opts, "failOnDataLoss", True),
+            include_headers=parse_bool(opts, "includeHeaders", False),
+            min_partitions=parse_positive_int(opts, "minPartitions"),
+            max_records_per_partition=parse_positive_int(opts, "maxRecordsPerPartition"),
+            timestamp_strategy=strategy,
+            max_offsets_per_trigger=parse_positive_int(opts, "maxOffsetsPerTrigger"),
+            min_offsets_per_trigger=parse_positive_int(opts, "minOffsetsPerTrigger"),
+            max_trigger_delay_ms=parse_duration_ms(delay_raw, "maxTriggerDelay"),
+            commit_group=commit_group.strip() if commit_group else None,
+        )
+
+
+_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h|d|milliseconds?|seconds?|minutes?|hours?|days?)?\s*$", re.I)
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def parse_duration_ms(raw: str, name: str) -> int:
+    """'15m', '30s', '500ms', '1h' or a bare number of milliseconds."""
+    match = _DURATION.match(str(raw))
+    if not match:
+        raise KwireOptionError(f"Option '{name}' must be a duration like '500ms', '30s', '15m' or '1h', got {raw!r}.")
+    number, unit = int(match.group(1)), (match.group(2) or "ms").lower()
+    key = {"millisecond": "ms", "milliseconds": "ms", "second": "s", "seconds": "s", "minute": "m", "minutes": "m",
+           "hour": "h", "hours": "h", "day": "d", "days": "d"}.get(unit, unit)
+    return number * _UNIT_MS[key]
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """Options of the kwire sink."""
+    kafka: dict = field(hash=False, repr=False)  # may hold secrets: never shown
+    topic: str | None
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> "WriteOptions":
+        opts = {k.lower(): v for k, v in options.items()}
+        _reject_unknown(opts, WRITE_OPTIONS, "a kwire write")
+        kafka = kafka_params(opts, for_write=True)
+        topic = opts.get("topic")
+        if topic is not None and not topic.strip():
+            raise KwireOptionError("Option 'topic' must name a topic when given.")
+        return cls(kafka=kafka, topic=topic.strip() if topic else None)

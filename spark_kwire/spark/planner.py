@@ -1,0 +1,221 @@
+"""Driver-side planning: which topic-partitions, which offsets, and how they are cut into Spark partitions."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from pyspark.sql.datasource import InputPartition
+
+from spark_kwire.spark.options import EARLIEST, LATEST, KwireOptionError, OffsetBound, ReadOptions, Subscription
+from spark_kwire.protocol.errors import KwireError
+
+log = logging.getLogger("spark_kwire")
+
+TopicPartition = tuple[str, int]
+
+
+class DataLossError(KwireError):
+    """Requested offsets are no longer (or not yet) in the topic and failOnDataLoss is true."""
+
+
+@dataclass(frozen=True)
+class OffsetRange(InputPartition):
+    """One Spark partition's work: offsets [start, end) of one topic-partition. Small and picklable."""
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+    @property
+    def size(self) -> int:
+        return max(0, self.end - self.start)
+
+
+def resolve_topic_partitions(client, subscription: Subscription) -> list[TopicPartition]:
+    """The topic-partitions a subscription names, checked against the cluster."""
+    if subscription.kind == "subscribePattern":
+        pattern = re.compile(subscription.pattern)
+        topics = sorted(t for t in client.list_topics() if pattern.fullmatch(t))
+        return [(t, p) for t in topics for p in sorted(client.partitions_for(t))]
+    if subscription.kind == "subscribe":
+        return [(t, p) for t in subscription.topics for p in sorted(client.partitions_for(t))]
+    result = []
+    for topic, partition in subscription.assignment:
+        existing = client.partitions_for(topic)
+        if partition not in existing:
+            raise KwireOptionError(
+                f"Option 'assign' names partition {partition} of topic '{topic}', which has partitions "
+                f"0..{max(existing)}."
+            )
+        result.append((topic, partition))
+    return result
+
+
+def resolve_bound(client, tps: list[TopicPartition], bound: OffsetBound, *, side: str, read_committed: bool,
+                  strategy: str = "error", earliest: dict | None = None, latest: dict | None = None) -> dict:
+    """Concrete offsets for a starting or ending bound. `earliest`/`latest` may be passed in when known."""
+    isolation = "read_committed" if read_committed else "read_uncommitted"
+
+    def ends(spec: str) -> dict:
+        known = earliest if spec == "earliest" else latest
+        if known is not None:
+            return known
+        return {tp: off for tp, (off, _ts) in client.list_offsets(tps, spec, isolation_level=isolation).items()}
+
+    if bound.kind in ("earliest", "latest"):
+        return dict(ends(bound.kind))
+    if bound.kind == "offsets":
+        specified = bound.offset_map
+        missing = [tp for tp in tps if tp not in specified]
+        extra = [tp for tp in specified if tp not in set(tps)]
+        if missing or extra:
+            name = f"{side}Offsets"
+            raise KwireOptionError(
+                f"Option '{name}' must give an offset for every assigned topic-partition and no others; "
+                f"missing: {_fmt_tps(missing)}; not assigned: {_fmt_tps(extra)}."
+            )
+        result = {}
+        need_earliest = any(o == EARLIEST for o in specified.values())
+        need_latest = any(o == LATEST for o in specified.values())
+        e = ends("earliest") if need_earliest else {}
+        l = ends("latest") if need_latest else {}
+        for tp in tps:
+            o = specified[tp]
+            result[tp] = e[tp] if o == EARLIEST else l[tp] if o == LATEST else o
+        return result
+    if bound.kind in ("timestamp", "timestamps"):
+        if bound.kind == "timestamp":
+            wanted = {tp: bound.timestamp for tp in tps}
+        else:
+            wanted = bound.offset_map
+            missing = [tp for tp in tps if tp not in wanted]
+            if missing:
+                raise KwireOptionError(
+                    f"Option '{side}OffsetsByTimestamp' must give a timestamp for every assigned topic-partition; "
+                    f"missing: {_fmt_tps(missing)}."
+                )
+        found = lookup_offsets_by_timestamp(client, wanted, isolation)
+        result = {}
+        latest_offsets = None
+        for tp in tps:
+            offset = found.get(tp, -1)
+            if offset < 0:
+                # No record at or after the timestamp. Ending bounds fall back to latest, as Spark does;
+                # starting bounds follow startingOffsetsByTimestampStrategy.
+                if side == "starting" and strategy == "error":
+                    raise KwireOptionError(
+                        f"No offset matched timestamp {wanted[tp]} in {tp[0]}-{tp[1]}: no record there has a "
+                        "timestamp at or after it. Set startingOffsetsByTimestampStrategy='latest' to start from "
+                        "the latest offset instead."
+                    )
+                if latest_offsets is None:
+                    latest_offsets = ends("latest")
+                offset = latest_offsets[tp]
+            result[tp] = offset
+        return result
+    if bound.kind == "group":
+        committed = client.fetch_committed_offsets(bound.group, tps)
+        result = {}
+        earliest_offsets = None
+        for tp in tps:
+            entry = committed.get(tp)
+            offset = entry.offset if entry is not None else -1
+            if offset < 0:
+                if earliest_offsets is None:
+                    earliest_offsets = ends("earliest")
+                offset = earliest_offsets[tp]
+            result[tp] = offset
+        return result
+    raise AssertionError(bound.kind)
+
+
+def lookup_offsets_by_timestamp(client, wanted: dict[TopicPartition, int], isolation: str) -> dict[TopicPartition, int]:
+    """First offset whose timestamp is >= the given one, per partition (-1 when none)."""
+    by_ts: dict[int, list[TopicPartition]] = {}
+    for tp, ts in wanted.items():
+        by_ts.setdefault(ts, []).append(tp)
+    found = {}
+    for ts, group in by_ts.items():
+        for tp, (offset, _t) in client.list_offsets(group, ts, isolation_level=isolation).items():
+            found[tp] = offset
+    return found
+
+
+def check_data_loss(start: dict, end: dict, earliest: dict, latest: dict, *, fail_on_data_loss: bool) -> tuple[dict, dict]:
+    """Apply failOnDataLoss to offsets outside [log start, log end]; returns adjusted (start, end)."""
+    start, end = dict(start), dict(end)
+    for tp in list(start):
+        problems = []
+        if start[tp] < earliest[tp]:
+            problems.append(
+                f"starting offset {start[tp]} is below the log start offset {earliest[tp]} "
+                "(records were deleted by retention or compaction)"
+            )
+            start[tp] = earliest[tp]
+        if end[tp] > latest[tp]:
+            problems.append(f"ending offset {end[tp]} is above the latest offset {latest[tp]}")
+            end[tp] = latest[tp]
+        if start[tp] > end[tp]:
+            problems.append(f"starting offset {start[tp]} is after the ending offset {end[tp]}")
+            start[tp] = end[tp]
+        if problems:
+            where = f"{tp[0]}-{tp[1]}"
+            if fail_on_data_loss:
+                raise DataLossError(
+                    f"Some data may have been lost in {where}: {'; '.join(problems)}. If you want the query to "
+                    "go on with what is there, set the option 'failOnDataLoss' to 'false'."
+                )
+            log.warning("kwire: possible data loss in %s: %s; continuing (failOnDataLoss=false)", where, "; ".join(problems))
+    return start, end
+
+
+def split_ranges(ranges: list[OffsetRange], *, min_partitions: int | None, max_records: int | None) -> list[OffsetRange]:
+    """Cut ranges so that there are at least `min_partitions` of them (large ranges are cut proportionally
+    to their size, as Spark's KafkaOffsetRangeCalculator does) and none holds more than `max_records`."""
+    ranges = [r for r in ranges if r.size > 0]
+    if min_partitions and len(ranges) < min_partitions:
+        total = sum(r.size for r in ranges)
+        result = []
+        for r in ranges:
+            parts = max(1, round(min_partitions * r.size / total)) if total else 1
+            result.extend(_cut(r, parts))
+        ranges = result
+    if max_records:
+        ranges = [piece for r in ranges for piece in _cut(r, -(-r.size // max_records))]
+    return ranges
+
+
+def _cut(r: OffsetRange, parts: int) -> list[OffsetRange]:
+    parts = max(1, min(parts, r.size))
+    step, extra = divmod(r.size, parts)
+    pieces, begin = [], r.start
+    for i in range(parts):
+        stop = begin + step + (1 if i < extra else 0)
+        pieces.append(OffsetRange(r.topic, r.partition, begin, stop))
+        begin = stop
+    return pieces
+
+
+def plan_batch(client, options: ReadOptions, *, narrow=None) -> list[OffsetRange]:
+    """Resolve a batch read into offset ranges. `narrow(tps, start, end) -> (start, end)` applies pushed filters."""
+    tps = resolve_topic_partitions(client, options.subscription)
+    if not tps:
+        return []
+    isolation = "read_committed" if options.read_committed else "read_uncommitted"
+    earliest = {tp: o for tp, (o, _) in client.list_offsets(tps, "earliest", isolation_level=isolation).items()}
+    latest = {tp: o for tp, (o, _) in client.list_offsets(tps, "latest", isolation_level=isolation).items()}
+    start = resolve_bound(client, tps, options.starting, side="starting", read_committed=options.read_committed,
+                          strategy=options.timestamp_strategy, earliest=earliest, latest=latest)
+    end = resolve_bound(client, tps, options.ending, side="ending", read_committed=options.read_committed,
+                        earliest=earliest, latest=latest)
+    start, end = check_data_loss(start, end, earliest, latest, fail_on_data_loss=options.fail_on_data_loss)
+    if narrow is not None:
+        tps, start, end = narrow(tps, start, end)
+    ranges = [OffsetRange(t, p, start[(t, p)], end[(t, p)]) for t, p in tps]
+    return split_ranges(ranges, min_partitions=options.min_partitions, max_records=options.max_records_per_partition)
+
+
+def _fmt_tps(tps) -> str:
+    return ", ".join(f"{t}-{p}" for t, p in sorted(tps)) or "none"

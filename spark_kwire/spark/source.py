@@ -1,0 +1,78 @@
+"""The kwire data source: format("kwire") for batch and streaming reads and writes."""
+
+from __future__ import annotations
+
+from pyspark.sql.datasource import DataSource
+from pyspark.sql.types import StructType
+
+from spark_kwire.spark.options import KwireOptionError, ReadOptions, WriteOptions
+from spark_kwire.spark.schema import read_schema
+
+
+class KwireDataSource(DataSource):
+    """Apache Kafka through the Kafka wire protocol, with the options and columns of Spark's `kafka` source."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "kwire"
+
+    def _include_headers(self) -> bool:
+        return str(self.options.get("includeHeaders", "false")).strip().lower() == "true"
+
+    def _metadata_table(self) -> str | None:
+        """The cluster-metadata table asked for with option("metadata", ...), if any."""
+        return self.options.get("metadata")
+
+    def schema(self) -> StructType:
+        if self._metadata_table() is not None:
+            from spark_kwire.spark.metadata import metadata_schema
+
+            return metadata_schema(self._metadata_table())
+        return read_schema(self._include_headers())
+
+    def _check_schema(self, schema: StructType) -> None:
+        expected = self.schema()
+        if schema != expected:
+            raise KwireOptionError(
+                "kwire has a fixed schema and does not accept a user-specified one; remove .schema(...). "
+                f"Its columns are: {expected.simpleString()}."
+            )
+
+    def reader(self, schema: StructType):
+        from spark_kwire.spark.batch import KwireBatchReader, KwirePushdownBatchReader, pushdown_enabled_by_caller
+
+        self._check_schema(schema)
+        if self._metadata_table() is not None:
+            from spark_kwire.spark.metadata import MetadataReader
+
+            return MetadataReader(self._metadata_table(), self.options)
+        reader_class = KwirePushdownBatchReader if pushdown_enabled_by_caller() else KwireBatchReader
+        return reader_class(ReadOptions.parse(self.options))
+
+    def streamReader(self, schema: StructType):
+        from spark_kwire.spark.stream import KwireStreamReader
+
+        self._check_schema(schema)
+        return KwireStreamReader(ReadOptions.parse(self.options, streaming=True))
+
+    def _write_options(self, schema: StructType, overwrite: bool) -> WriteOptions:
+        from spark_kwire.spark.writer import validate_write_schema
+
+        if overwrite:
+            raise KwireOptionError(
+                "Save mode 'overwrite' is not allowed for Kafka: records cannot be replaced. "
+                "Allowed save modes are 'append' and 'errorifexists' (the default)."
+            )
+        options = WriteOptions.parse(self.options)
+        validate_write_schema(schema, options)
+        return options
+
+    def writer(self, schema: StructType, overwrite: bool):
+        from spark_kwire.spark.writer import KwireBatchWriter
+
+        return KwireBatchWriter(self._write_options(schema, overwrite))
+
+    def streamWriter(self, schema: StructType, overwrite: bool):
+        from spark_kwire.spark.writer import KwireStreamWriter
+
+        return KwireStreamWriter(self._write_options(schema, overwrite))

@@ -1,0 +1,300 @@
+"""Streaming reads: readStream.format("kwire") with Spark's offsets JSON, admission control and AvailableNow.
+
+Offsets are `{"topic": {"partition": nextOffset}}`, the shape Spark's `kafka` source checkpoints.
+The reader object lives in one long-running Python process on the driver (Spark's
+python_streaming_source_runner), so it keeps state between calls: the AvailableNow target, the time
+of the last trigger (for maxTriggerDelay) and the latest offsets it saw (for the query progress).
+
+How a micro-batch is made, as in Spark's `kafka` source:
+
+* latestOffset(start, limit) lists the partitions the subscription names *now* and their latest
+  offsets. Partitions that appeared since `start` (a topic got more partitions, a new topic matches
+  subscribePattern) begin at their earliest offset. Partitions that vanished (a deleted topic) are
+  left out of the end offsets, so that partitions(start, end) sees them and applies failOnDataLoss.
+  maxOffsetsPerTrigger shares the limit across partitions in proportion to their backlog;
+  minOffsetsPerTrigger holds a batch back until enough records wait or maxTriggerDelay has passed.
+* partitions(start, end) turns the two offset maps into offset ranges. It is deterministic for a
+  given (start, end), which is what lets Spark replay a batch after a restart exactly.
+* commit(end) commits `end` to the consumer group named by commitOffsetsToGroup, if any.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from typing import Iterable, Iterator
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamReader
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows, SupportsTriggerAvailableNow,
+)
+
+from spark_kwire.client.errors import UnknownTopicError
+from spark_kwire.protocol.errors import KwireError
+from spark_kwire.spark.options import ReadOptions
+from spark_kwire.spark.planner import (
+    DataLossError, OffsetRange, TopicPartition, resolve_bound, resolve_topic_partitions, split_ranges,
+)
+from spark_kwire.spark.reader import read_range, shared_client
+
+log = logging.getLogger("spark_kwire")
+
+Offsets = dict[TopicPartition, int]
+
+
+def to_json_offsets(offsets: Offsets) -> dict:
+    result: dict[str, dict[str, int]] = {}
+    for (topic, partition), offset in sorted(offsets.items()):
+        result.setdefault(topic, {})[str(partition)] = int(offset)
+    return result
+
+
+def from_json_offsets(data: dict) -> Offsets:
+    return {(topic, int(p)): int(o) for topic, parts in (data or {}).items() for p, o in parts.items()}
+
+
+def rate_limit(start: Offsets, latest: Offsets, limit: int) -> Offsets:
+    """Advance at most `limit` offsets in total, shared across partitions in proportion to their backlog.
+
+    Partitions without a backlog (including those whose latest offset went below `start`, which
+    partitions() reports as data loss) get their latest offset, as in Spark's source."""
+    backlog = {tp: latest[tp] - start[tp] for tp in latest if tp in start and latest[tp] > start[tp]}
+    total = sum(backlog.values())
+    if total <= limit:
+        return dict(latest)
+    shares = {tp: limit * size / total for tp, size in backlog.items()}
+    taken = {tp: int(share) for tp, share in shares.items()}
+    remainder = limit - sum(taken.values())
+    for tp in sorted(shares, key=lambda t: (shares[t] - taken[t], backlog[t], t), reverse=True)[:remainder]:
+        if taken[tp] < backlog[tp]:
+            taken[tp] += 1
+    return {tp: start[tp] + taken[tp] if tp in backlog else latest[tp] for tp in latest}
+
+
+def _fmt_tps(tps: Iterable[TopicPartition]) -> str:
+    return ", ".join(f"{t}-{p}" for t, p in sorted(tps))
+
+
+class KwireCommitError(KwireError):
+    """Committing a micro-batch's end offsets to the consumer group of commitOffsetsToGroup failed."""
+
+
+class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    def __init__(self, options: ReadOptions) -> None:
+        self.options = options
+        self.available_now_target: Offsets | None = None
+        # As in Spark's source, the first trigger is never held back by minOffsetsPerTrigger.
+        self.last_trigger_ms = 0.0
+        self.latest_seen: Offsets | None = None
+        self._initial: Offsets | None = None
+        self._reported_missing: set[str] = set()
+        self._group_committed: Offsets | None = None
+
+    # -- helpers ------------------------------------------------------------------------------------
+    @property
+    def _client(self):
+        return shared_client(self.options.kafka)
+
+    @property
+    def _isolation(self) -> str:
+        return "read_committed" if self.options.read_committed else "read_uncommitted"
+
+    def _current_partitions(self) -> list[TopicPartition]:
+        """The partitions the subscription names now, from fresh metadata.
+
+        Unlike a batch read, a missing topic is not an error here: it may be created later (it is then
+        read from its earliest offset) or it was deleted (partitions() reports that)."""
+        client, sub = self._client, self.options.subscription
+        if sub.kind == "subscribePattern":
+            pattern = re.compile(sub.pattern)
+            topics = [t for t in client.list_topics() if pattern.fullmatch(t)]
+        else:
+            topics = list(sub.topics)
+            missing = client.refresh_metadata(topics)
+            for topic in sorted(missing - self._reported_missing):
+                log.warning("kwire: topic '%s' (%s) does not exist (yet); it is read once it does",
+                            topic, sub.describe())
+            self._reported_missing = set(missing)
+        known = client.metadata.topics
+        wanted = {}
+        for topic, partition in sub.assignment:
+            wanted.setdefault(topic, set()).add(partition)
+        result = []
+        for topic in sorted(topics):
+            info = known.get(topic)
+            if info is None:
+                continue
+            for partition in info.partition_ids:
+                if sub.kind != "assign" or partition in wanted.get(topic, ()):
+                    result.append((topic, partition))
+        return result
+
+    def _offsets(self, tps: Iterable[TopicPartition], spec: str) -> Offsets:
+        """{tp: offset} for `spec` ("earliest"/"latest"); partitions of topics deleted meanwhile are left out."""
+        remaining = sorted(set(tps))
+        while remaining:
+            try:
+                found = self._client.list_offsets(remaining, spec, isolation_level=self._isolation)
+                return {tp: offset for tp, (offset, _ts) in found.items()}
+            except UnknownTopicError as e:
+                gone = [tp for tp in remaining if tp[0] == e.topic and e.partition in (None, tp[1])]
+                if not gone:
+                    raise
+                remaining = [tp for tp in remaining if tp not in gone]
+        return {}
+
+    def _latest(self) -> Offsets:
+        return self._offsets(self._current_partitions(), "latest")
+
+    def _initial_offsets(self) -> Offsets:
+        sub = self.options.subscription
+        # assign names its partitions: check them now, with the message of a batch read.
+        tps = resolve_topic_partitions(self._client, sub) if sub.kind == "assign" else self._current_partitions()
+        if not tps:
+            return {}
+        return resolve_bound(self._client, tps, self.options.starting, side="starting",
+                             read_committed=self.options.read_committed, strategy=self.options.timestamp_strategy)
+
+    # -- DataSourceStreamReader ---------------------------------------------------------------------
+    def initialOffset(self) -> dict:
+        """Called once, for a query without a checkpoint; Spark writes the result to the offset log."""
+        if self._initial is None:
+            self._initial = self._initial_offsets()
+        if self.available_now_target is not None:
+            # prepareForTriggerAvailableNow ran first: the target must not lie behind the start
+            # (startingOffsets=latest resolved after the target was taken).
+            for tp, offset in self._initial.items():
+                self.available_now_target[tp] = max(offset, self.available_now_target.get(tp, offset))
+        return to_json_offsets(self._initial)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Fix the offsets to read up to: the latest of every partition when the query starts."""
+        self.available_now_target = self._latest()
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        # A Python source can give one ReadLimit only (no composite limit as in Scala); when both
+        # maxOffsetsPerTrigger and minOffsetsPerTrigger are set, latestOffset applies both.
+        if self.options.max_offsets_per_trigger:
+            return ReadMaxRows(self.options.max_offsets_per_trigger)
+        if self.options.min_offsets_per_trigger:
+            return ReadMinRows(self.options.min_offsets_per_trigger)
+        return ReadAllAvailable()
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        begin = from_json_offsets(start)
+        if self.options.commit_group:
+            # Spark plans a batch only when the previous one is done (its commit log written), and after
+            # a restart replays an unfinished batch before asking for the next: `start` is processed
+            # (or is where a new query begins).
+            self._commit_to_group(begin)
+        if self.available_now_target is not None:
+            latest = dict(self.available_now_target)
+        else:
+            latest = self._latest()
+        self.latest_seen = dict(latest)
+        if isinstance(limit, ReadAllAvailable):
+            return to_json_offsets(latest)
+        new = [tp for tp in latest if tp not in begin]
+        origin = {tp: begin[tp] for tp in latest if tp in begin}
+        if new:
+            # Partitions that appeared since the last batch are read from their beginning.
+            origin.update(self._offsets(new, "earliest"))
+        min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else self.options.min_offsets_per_trigger
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else self.options.max_offsets_per_trigger
+        # Under AvailableNow, waiting for more records would wait for records the query must not read.
+        if min_rows and self.available_now_target is None and self._hold_back(min_rows, origin, latest):
+            return start
+        end = rate_limit(origin, latest, max_rows) if max_rows else latest
+        return to_json_offsets(end)
+
+    def _hold_back(self, min_rows: int, origin: Offsets, latest: Offsets) -> bool:
+        """minOffsetsPerTrigger / maxTriggerDelay: True to skip this trigger."""
+        now_ms = time.time() * 1000
+        if now_ms - self.last_trigger_ms >= self.options.max_trigger_delay_ms:
+            self.last_trigger_ms = now_ms
+            return False
+        waiting = sum(max(0, latest[tp] - origin.get(tp, latest[tp])) for tp in latest)
+        if waiting < min_rows:
+            return True
+        self.last_trigger_ms = now_ms
+        return False
+
+    def reportLatestOffset(self) -> dict | None:
+        """Shown as `latestOffset` in the query progress next to `endOffset`: how far behind the query is."""
+        return to_json_offsets(self.latest_seen) if self.latest_seen else None
+
+    def partitions(self, start: dict, end: dict) -> list[OffsetRange]:
+        begin, finish = from_json_offsets(start), from_json_offsets(end)
+        problems = []
+        gone = [tp for tp in begin if tp not in finish]
+        if gone:
+            topics = sorted({t for t, _ in gone})
+            problems.append(
+                f"partitions {_fmt_tps(gone)} of topic(s) {', '.join(repr(t) for t in topics)} are gone "
+                "(topic deleted, or no longer named by the subscription); records not read yet from them are lost"
+            )
+        new = [tp for tp in finish if tp not in begin]
+        earliest = self._offsets(new, "earliest") if new else {}
+        ranges = []
+        for tp in sorted(finish):
+            stop = finish[tp]
+            if tp in begin:
+                first = begin[tp]
+            elif tp in earliest:
+                first = earliest[tp]
+                if first != 0:
+                    problems.append(
+                        f"new partition {tp[0]}-{tp[1]} starts at offset {first} instead of 0 "
+                        "(records were deleted before the query saw the partition)"
+                    )
+            else:
+                problems.append(f"new partition {tp[0]}-{tp[1]} is gone already (topic deleted?)")
+                continue
+            if stop < first:
+                problems.append(
+                    f"{tp[0]}-{tp[1]}: the latest offset went back from {first} to {stop} "
+                    "(topic deleted and recreated, or truncated?)"
+                )
+                continue
+            ranges.append(OffsetRange(tp[0], tp[1], first, stop))
+        if problems:
+            message = "Some data may have been lost: " + "; ".join(problems) + "."
+            if self.options.fail_on_data_loss:
+                raise DataLossError(
+                    message + " If you want the query to go on with what is there, set the option "
+                    "'failOnDataLoss' to 'false'."
+                )
+            log.warning("kwire: %s Continuing (failOnDataLoss=false).", message)
+        return split_ranges(ranges, min_partitions=self.options.min_partitions,
+                            max_records=self.options.max_records_per_partition)
+
+    def read(self, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
+        return read_range(self.options.kafka, partition, include_headers=self.options.include_headers,
+                          read_committed=self.options.read_committed,
+                          fail_on_data_loss=self.options.fail_on_data_loss)
+
+    def commit(self, end: dict) -> None:
+        """Spark calls this for batch N-1 only once it has planned batch N, so it never comes for the
+        last batch of an AvailableNow run or before an idle period; latestOffset commits too."""
+        self._commit_to_group(from_json_offsets(end))
+
+    def _commit_to_group(self, offsets: Offsets) -> None:
+        """With commitOffsetsToGroup, commit the end offsets of a finished micro-batch to that group so
+        that Kafka's tools (kafka-consumer-groups.sh) show the query's position and lag."""
+        group = self.options.commit_group
+        if not group or not offsets or offsets == self._group_committed:
+            return
+        try:
+            self._client.commit_offsets(group, offsets)
+        except KwireError as e:
+            raise KwireCommitError(
+                f"Committing offsets {to_json_offsets(offsets)} to consumer group '{group}' "
+                f"(option 'commitOffsetsToGroup') failed: {e}. A group with active members (consumers "
+                "using it) rejects commits from outside; give the query a group of its own."
+            ) from e
+        self._group_committed = dict(offsets)
+
+    def stop(self) -> None:
+        pass
