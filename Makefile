@@ -16,7 +16,10 @@ demo: setup
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# Compile the numba kernels once into their on-disk cache, so that Spark's Python workers load them
+# instead of each compiling them on its first task (fast when the cache is already there).
 setup: venv jars
+	$(PY) -c "from spark_kwire.protocol.records import warm_up; warm_up()"
 
 venv: $(VENV_STAMP)
 $(VENV_STAMP): pyproject.toml

@@ -1,0 +1,64 @@
+"""Shared set-up for the benchmarks: a broker (started here unless --bootstrap is given) and a Spark session
+holding both kwire and Spark's built-in `kafka` connector, so that both run on the same data in one process."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import sys
+import time
+
+
+def parse_args(description: str, default_records: int) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--records", type=int, default=default_records)
+    parser.add_argument("--record-size", type=int, default=100)
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--compression", default="lz4")
+    parser.add_argument("--bootstrap", help="an existing cluster; default: start a local broker")
+    return parser.parse_args()
+
+
+@contextlib.contextmanager
+def broker(args):
+    if args.bootstrap:
+        yield args.bootstrap
+        return
+    from spark_kwire.testing import KafkaCluster
+
+    with KafkaCluster(1, heap="2g") as cluster:
+        yield cluster.bootstrap_servers
+
+
+def spark_session():
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    from spark_kwire.testing import spark_kafka_connector_jars
+
+    spark = (SparkSession.builder.master("local[2]").appName("kwire-bench")
+             .config("spark.jars", ",".join(spark_kafka_connector_jars()))
+             .config("spark.ui.enabled", "false").config("spark.driver.memory", "4g")
+             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def timed(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def report(title: str, records: int, seconds: dict[str, list[float]], baseline: str, contender: str = "kwire") -> None:
+    print(f"\n{title}")
+    medians = {}
+    for name, runs in seconds.items():
+        medians[name] = statistics.median(runs)
+        per_run = ", ".join(f"{records / s / 1e3:,.0f}k" for s in runs)
+        print(f"  {name:<24} median {records / medians[name]:>12,.0f} records/s   (runs: {per_run})")
+    ratio = medians[baseline] / medians[contender]
+    print(f"  ratio {contender} / {baseline}: {ratio:.2f}x")
