@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             F.to_json(F.struct((F.col("id") * 7 % 1000).alias("amount"), F.lit("EUR").alias("currency"))).alias("value"),
         )
         started = time.monotonic()
-        df.write.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).save()
+        df.write.format("kwire").mode("append").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).save()
         write_s = time.monotonic() - started
 
         started = time.monotonic()
