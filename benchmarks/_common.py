@@ -41,7 +41,8 @@ def spark_session():
 
     spark = (SparkSession.builder.master("local[2]").appName("kwire-bench")
              .config("spark.jars", ",".join(spark_kafka_connector_jars()))
-             .config("spark.ui.enabled", "false").config("spark.driver.memory", "4g")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.memory", "4g")
              .config("spark.sql.shuffle.partitions", "2").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
