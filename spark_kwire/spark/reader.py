@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from spark_kwire.client.cluster import KafkaClient
 from spark_kwire.client.config import ClientConfig
-from spark_kwire.client.errors import OffsetOutOfRangeError
+from spark_kwire.client.errors import OffsetOutOfRangeError, UnknownTopicError
 from spark_kwire.spark.planner import DataLossError, OffsetRange
 from spark_kwire.spark.schema import arrow_read_schema
 
@@ -88,6 +88,12 @@ def read_range(kafka_params: dict, rng: OffsetRange, *, include_headers: bool, r
                 raise DataLossError(message + " Set the option 'failOnDataLoss' to 'false' to go on with what is there.") from e
             log.warning("kwire: %s Skipping to %s (failOnDataLoss=false).", message, log_start)
             position = log_start
+        except UnknownTopicError as e:
+            message = f"Topic '{rng.topic}' was deleted while offsets [{position}, {rng.end}) were being read."
+            if fail_on_data_loss:
+                raise DataLossError(message + " Set the option 'failOnDataLoss' to 'false' to go on without them.") from e
+            log.warning("kwire: %s Skipping the rest of the range (failOnDataLoss=false).", message)
+            break
     stats.write()
 
 

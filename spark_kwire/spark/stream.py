@@ -14,8 +14,13 @@ How a micro-batch is made, as in Spark's `kafka` source:
   maxOffsetsPerTrigger shares the limit across partitions in proportion to their backlog;
   minOffsetsPerTrigger holds a batch back until enough records wait or maxTriggerDelay has passed.
 * partitions(start, end) turns the two offset maps into offset ranges. It is deterministic for a
-  given (start, end), which is what lets Spark replay a batch after a restart exactly.
-* commit(end) commits `end` to the consumer group named by commitOffsetsToGroup, if any.
+  given (start, end), which is what lets Spark replay a batch after a restart exactly. (Batch 0 is
+  the exception: Spark replays it with start = initialOffset() of a new reader, and a Python source
+  has no checkpoint directory to keep its initial offsets in, so 'latest' may resolve differently.)
+* With commitOffsetsToGroup, the end offsets of every finished micro-batch are committed to that
+  consumer group. Spark calls commit(end) for batch N-1 only while planning batch N, so the
+  last batch would never be committed; latestOffset(start) commits `start` instead (Spark asks for
+  the next batch only once the previous one is in the commit log).
 """
 
 from __future__ import annotations
@@ -159,7 +164,9 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # -- DataSourceStreamReader ---------------------------------------------------------------------
     def initialOffset(self) -> dict:
-        """Called once, for a query without a checkpoint; Spark writes the result to the offset log."""
+        """Called for a query without a checkpoint: twice for its first batch (for latestOffset, then for
+        planning), and again by a new reader when batch 0 is replayed after a restart. Cached, so that
+        both calls of one reader agree even when startingOffsets is 'latest'."""
         if self._initial is None:
             self._initial = self._initial_offsets()
         if self.available_now_target is not None:
@@ -227,6 +234,8 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: dict, end: dict) -> list[OffsetRange]:
         begin, finish = from_json_offsets(start), from_json_offsets(end)
+        # Spark replays an unfinished batch 0 after a restart with start = initialOffset() of a new reader.
+        replaying_first_batch = self.latest_seen is None and begin == self._initial
         problems = []
         gone = [tp for tp in begin if tp not in finish]
         if gone:
@@ -253,10 +262,18 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 problems.append(f"new partition {tp[0]}-{tp[1]} is gone already (topic deleted?)")
                 continue
             if stop < first:
-                problems.append(
-                    f"{tp[0]}-{tp[1]}: the latest offset went back from {first} to {stop} "
-                    "(topic deleted and recreated, or truncated?)"
-                )
+                if replaying_first_batch:
+                    problems.append(
+                        f"{tp[0]}-{tp[1]}: the first micro-batch, replayed after a restart, ends at offset {stop} "
+                        f"but startingOffsets resolved again to {first}: a Python data source cannot keep its "
+                        "initial offsets in the checkpoint, so records of that batch are skipped (use "
+                        "startingOffsets 'earliest', JSON offsets or a timestamp for a reproducible start)"
+                    )
+                else:
+                    problems.append(
+                        f"{tp[0]}-{tp[1]}: the latest offset went back from {first} to {stop} "
+                        "(topic deleted and recreated, or truncated?)"
+                    )
                 continue
             ranges.append(OffsetRange(tp[0], tp[1], first, stop))
         if problems:
@@ -277,8 +294,13 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def commit(self, end: dict) -> None:
         """Spark calls this for batch N-1 only once it has planned batch N, so it never comes for the
-        last batch of an AvailableNow run or before an idle period; latestOffset commits too."""
-        self._commit_to_group(from_json_offsets(end))
+        last batch of an AvailableNow run or before an idle period; latestOffset commits too, so
+        this one never moves the group back."""
+        offsets = from_json_offsets(end)
+        done = self._group_committed or {}
+        if offsets and all(tp in done and done[tp] >= o for tp, o in offsets.items()):
+            return
+        self._commit_to_group(offsets)
 
     def _commit_to_group(self, offsets: Offsets) -> None:
         """With commitOffsetsToGroup, commit the end offsets of a finished micro-batch to that group so

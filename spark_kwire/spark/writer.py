@@ -84,9 +84,13 @@ class _TaskWriter:
         self.client = shared_client(options.kafka)
         self.producer = self.client.producer()
         self.round_robin: dict[str, int] = {}
+        self.partition_counts: dict[str, int] = {}
 
-    def _partition_counts(self, topic: str) -> int:
-        return len(self.client.partitions_for(topic))
+    def _partition_count(self, topic: str) -> int:
+        """Partitions of `topic`, asked once per task (every Arrow batch would otherwise ask the cluster)."""
+        if topic not in self.partition_counts:
+            self.partition_counts[topic] = len(self.client.partitions_for(topic))
+        return self.partition_counts[topic]
 
     def add(self, batch: pa.RecordBatch) -> None:
         names = {n.lower(): i for i, n in enumerate(batch.schema.names)}
@@ -121,7 +125,7 @@ class _TaskWriter:
             headers = headers.take(indices) if headers is not None else None
             partition_col = partition_col.take(indices) if partition_col is not None else None
         n = len(value)
-        count = self._partition_counts(topic)
+        count = self._partition_count(topic)
         partitions = np.empty(n, dtype=np.int32)
         decided = np.zeros(n, dtype=bool)
         if partition_col is not None:
