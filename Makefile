@@ -25,7 +25,8 @@ venv: $(VENV_STAMP)
 $(VENV_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	# compat mode puts the checkout on sys.path, so Spark's scan of top-level pyspark_* modules finds pyspark_kwire
+	$(PY) -m pip install -q -e '.[test]' --config-settings editable_mode=compat
 	touch $@
 
 jars: $(JARS_STAMP)

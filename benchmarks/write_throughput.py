@@ -31,7 +31,7 @@ def main() -> None:
             admin.create_topic(bootstrap, topic, partitions=args.partitions)
             (rows.write.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
              .option("kafka.compression.type", args.compression).option("kafka.linger.ms", "20")
-             .option("kafka.batch.size", "1048576").save())
+             .option("kafka.batch.size", "1048576").mode("append").save())
             latest = admin.latest_offsets(bootstrap, topic)
             assert sum(latest.values()) == args.records, (fmt, sum(latest.values()))
 

@@ -61,7 +61,7 @@ class KwireDataSource(DataSource):
         if overwrite:
             raise KwireOptionError(
                 "Save mode 'overwrite' is not allowed for Kafka: records cannot be replaced. "
-                "Allowed save modes are 'append' and 'errorifexists' (the default)."
+                "Use .mode('append') (Spark offers Python data sources no other mode that fits Kafka)."
             )
         options = WriteOptions.parse(self.options)
         validate_write_schema(schema, options)
