@@ -1,0 +1,292 @@
+"""kwire over Spark Connect, with no JAR anywhere.
+
+A Spark Connect server is started from the PySpark wheel itself ($SPARK_HOME/sbin/start-connect-server.sh with
+SPARK_HOME = the pyspark package folder) on a free loopback port. Its only Python-side addition is the
+installed package; it gets no `--jars`, no `--packages`, no `spark.jars`. A client process then connects with
+`SparkSession.builder.remote("sc://...")` and writes, reads and streams with format("kwire").
+
+The client runs in a subprocess: a Connect session in this process would switch PySpark into Connect mode
+(SPARK_CONNECT_MODE_ENABLED) under the classic `spark` fixture that other test modules share.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+import pyspark
+from spark_kwire.testing import free_port
+
+SPARK_HOME = Path(pyspark.__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
+SERVER_START_TIMEOUT_S = 90
+CLIENT_TIMEOUT_S = 240
+ROWS = 300
+
+
+def _port_answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _new_session_and_die_with_parent() -> None:
+    """In the server's shell before exec: its own process group (killed as a whole), SIGKILL if pytest dies."""
+    os.setsid()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _installed_package_visible_to_workers(cwd: Path) -> tuple[bool, str]:
+    """Whether a fresh interpreter of this venv, outside the checkout, finds what Spark's Python workers need:
+    `pyspark_kwire` by module discovery (pkgutil.iter_modules, which is how Spark auto-registers data sources)
+    and a regular `spark_kwire` package (an editable install made before spark_kwire/__init__.py existed
+    resolves it as an empty namespace package)."""
+    probe = ("import pkgutil, spark_kwire; "
+             "print(any(m.name == 'pyspark_kwire' for m in pkgutil.iter_modules()), hasattr(spark_kwire, 'register'))")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=60)
+    return done.stdout.split() == ["True", "True"], (done.stdout + done.stderr).strip()
+
+
+@pytest.fixture(scope="module")
+def connect_server(tmp_path_factory):
+    """(port, note) of a Spark Connect server from the PySpark wheel, running local[2]; stopped at module end."""
+    work = tmp_path_factory.mktemp("spark-connect")
+    for name in ("log", "pid", "conf"):
+        (work / name).mkdir()
+    port = free_port()
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(SPARK_HOME),
+        "SPARK_CONF_DIR": str(work / "conf"),  # empty: no spark-defaults.conf from anywhere
+        "SPARK_LOG_DIR": str(work / "log"),
+        "SPARK_PID_DIR": str(work / "pid"),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+    }
+    env.pop("PYTHONPATH", None)
+    visible, probe_output = _installed_package_visible_to_workers(work)
+    note = "installed package used as is"
+    if not visible:
+        # The venv's install of this checkout is not what a `pip install spark-kwire` gives (see the probe);
+        # put the checkout on the workers' path so that the server still sees only what a wheel would install.
+        env["PYTHONPATH"] = str(REPO)
+        note = f"checkout put on the server's PYTHONPATH (probe of the venv's install: {probe_output!r})"
+    command = [
+        str(SPARK_HOME / "sbin" / "start-connect-server.sh"), "--wait",  # --wait: foreground, our child
+        "--master", "local[2]",
+        "--driver-memory", "1g",
+        "--conf", f"spark.connect.grpc.binding.port={port}",
+        "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+        "--conf", "spark.ui.enabled=false",
+        "--conf", "spark.sql.shuffle.partitions=2",
+    ]
+    log_path = work / "server.out"
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                  preexec_fn=_new_session_and_die_with_parent)
+
+    def log_tail() -> str:
+        return "\n".join(log_path.read_text(errors="replace").splitlines()[-40:])
+
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while not _port_answers(port):
+            if server.poll() is not None:
+                pytest.fail(f"Spark Connect server exited with {server.returncode}:\n{log_tail()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"Spark Connect server not answering on {port} after {SERVER_START_TIMEOUT_S}s:\n"
+                            f"{log_tail()}")
+            time.sleep(0.25)
+        yield port, note, log_path
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait(timeout=10)
+        try:  # children that outlived the shell (the JVM, its Python workers) are in the same group
+            os.killpg(server.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+# Runs in its own interpreter: argv[1] is a JSON config; prints one line "RESULT <json>".
+CLIENT = textwrap.dedent('''
+    import json, sys, time
+    from pyspark.sql import SparkSession
+
+    cfg = json.loads(sys.argv[1])
+    bootstrap, topic = cfg["bootstrap"], cfg["topic"]
+    out, started = {}, time.monotonic()
+
+    def lap(name):
+        out.setdefault("seconds", {})[name] = round(time.monotonic() - started, 1)
+        print(f"LAP {name} {out['seconds'][name]}", flush=True)
+
+    spark = SparkSession.builder.remote(f"sc://127.0.0.1:{cfg['port']}").getOrCreate()
+    out["session_class"] = f"{type(spark).__module__}.{type(spark).__name__}"
+    out["spark_jars"] = spark.conf.get("spark.jars", None)
+    out["spark_jars_packages"] = spark.conf.get("spark.jars.packages", None)
+    try:
+        spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic).load().schema
+        out["builtin_kafka"] = "found"
+    except Exception as e:
+        out["builtin_kafka"] = f"{type(e).__name__}: {e}"[:400]
+    lap("session")
+
+    def kwire(fmt="kwire"):
+        return spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+
+    # 1. auto-registration on the server: no register call has been made in this session.
+    out["auto_columns"] = kwire().load().columns
+    lap("auto-registration")
+
+    # 2. write (Python data sources need an explicit append).
+    (spark.range(cfg["rows"]).selectExpr("CAST(id % 7 AS STRING) AS key", "CONCAT('value-', id) AS value")
+        .write.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
+        .mode("append").save())
+    lap("write")
+
+    # 3. batch read.
+    rows = kwire().load().selectExpr("CAST(key AS STRING) AS k", "CAST(value AS STRING) AS v", "partition",
+                                     "offset").collect()
+    out["read"] = [[r.k, r.v, r.partition, r.offset] for r in rows]
+    lap("read")
+
+    # 4. registration from this client: register(spark) and a subclass defined here, pickled to the server.
+    import spark_kwire
+    from spark_kwire.spark.source import KwireDataSource
+
+    spark_kwire.register(spark)  # the stream below reads format("kwire") as registered by this call
+
+    class ClientDefinedKwire(KwireDataSource):
+        @classmethod
+        def name(cls):
+            return "kwire_from_client"
+
+    spark.dataSource.register(ClientDefinedKwire)
+    client_df = kwire("kwire_from_client").option("includeHeaders", "true").load()
+    out["client_class_columns"] = client_df.columns
+    out["client_class_count"] = client_df.count()
+    lap("client registration")
+
+    # 5. an AvailableNow stream into a memory sink.
+    query = (spark.readStream.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+             .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", cfg["rows"] // 2 + 1).load()
+             .selectExpr("CAST(value AS STRING) AS value", "partition", "offset")
+             .writeStream.format("memory").queryName(cfg["query"])
+             .option("checkpointLocation", cfg["checkpoint"])
+             .trigger(availableNow=True).start())
+    out["stream_finished"] = query.awaitTermination(120)
+    out["stream_exception"] = str(query.exception()) if query.exception() else None
+    # Over Connect, a progress's top-level numInputRows can be missing; its sources' counts are not.
+    out["stream_batches"] = [sum(s.numInputRows for s in p.sources) for p in query.recentProgress]
+    out["stream_values"] = sorted(r.value for r in spark.sql(f"SELECT value FROM {cfg['query']}").collect())
+    query.stop()
+    lap("stream")
+    spark.stop()
+    print("RESULT " + json.dumps(out), flush=True)
+''')
+
+
+def test_kwire_over_spark_connect_without_any_jar(connect_server, bootstrap, create_topic, topic_name, tmp_path):
+    port, note, server_log = connect_server
+    print(f"Spark Connect server on {port}: {note}")
+    # Nothing Kafka in the Spark distribution the server runs from.
+    assert not glob.glob(str(SPARK_HOME / "jars" / "*kafka*"))
+
+    partitions = 3
+    create_topic(topic_name, partitions=partitions)
+    cfg = {"port": port, "bootstrap": bootstrap, "topic": topic_name, "rows": ROWS, "partitions": partitions,
+           "query": f"connect_{uuid.uuid4().hex[:8]}", "checkpoint": str(tmp_path / "checkpoint")}
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+    started = time.monotonic()
+    client = subprocess.Popen([sys.executable, "-c", CLIENT, json.dumps(cfg)], cwd=tmp_path, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = client.communicate(timeout=CLIENT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        client.kill()
+        stdout, stderr = client.communicate()
+        stderr += f"\n(client killed after {CLIENT_TIMEOUT_S}s)"
+    result_lines = [line for line in stdout.splitlines() if line.startswith("RESULT ")]
+    if client.returncode != 0 or not result_lines:
+        server_tail = "\n".join(server_log.read_text(errors="replace").splitlines()[-30:])
+        pytest.fail(f"Connect client failed ({client.returncode}):\n{stdout[-3000:]}\n{stderr[-5000:]}\n"
+                    f"--- server log tail ---\n{server_tail}")
+    out = json.loads(result_lines[-1][len("RESULT "):])
+    print(f"client ran in {time.monotonic() - started:.1f}s; laps: {out['seconds']}")
+
+    # A real Connect session, against a server with no JAR and without Spark's own Kafka connector.
+    assert out["session_class"] == "pyspark.sql.connect.session.SparkSession"
+    assert not out["spark_jars"], out["spark_jars"]
+    assert not out["spark_jars_packages"], out["spark_jars_packages"]
+    # Spark's own `kafka` source needs spark-sql-kafka on the classpath; the server has none.
+    assert "Failed to find data source: kafka" in out["builtin_kafka"], out["builtin_kafka"]
+
+    # Auto-registration on the server, before any register call.
+    assert out["auto_columns"] == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+
+    # The write landed, and the batch read returns exactly it.
+    expected = {f"value-{i}": str(i % 7) for i in range(ROWS)}
+    read = out["read"]
+    assert len(read) == ROWS
+    assert {v: k for k, v, _p, _o in read} == expected
+    by_partition: dict[int, list[int]] = {}
+    for key, _v, partition, offset in read:
+        by_partition.setdefault(partition, []).append(offset)
+    assert set(by_partition) <= set(range(partitions))
+    for offsets in by_partition.values():
+        assert sorted(offsets) == list(range(len(offsets)))
+    # Keys keep their partition (one key, one partition).
+    assert all(len({p for k, _v, p, _o in read if k == key}) == 1 for key in set(expected.values()))
+
+    # register(spark) from the client, and a class defined in the client and pickled to the server.
+    assert out["client_class_columns"][-1] == "headers"
+    assert out["client_class_count"] == ROWS
+
+    # AvailableNow: everything, in more than one micro-batch (maxOffsetsPerTrigger), then it stops.
+    assert out["stream_finished"] is True and out["stream_exception"] is None
+    batches = [n for n in out["stream_batches"] if n]
+    assert sum(batches) == ROWS and len(batches) >= 2, out["stream_batches"]
+    assert out["stream_values"] == sorted(expected)
+
+    # An independent client (librdkafka) sees the records the Connect session wrote.
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex[:6]}",
+                         "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic_name, p, 0) for p in range(partitions)])
+        seen: dict[str, str] = {}
+        deadline = time.monotonic() + 30
+        while len(seen) < ROWS and time.monotonic() < deadline:
+            for message in consumer.consume(500, timeout=1):
+                assert message.error() is None, message.error()
+                seen[message.value().decode()] = message.key().decode()
+        assert seen == expected
+    finally:
+        consumer.close()
