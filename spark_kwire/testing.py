@@ -470,8 +470,33 @@ def descendant_pids(pid: int) -> list[int]:
     return found
 
 
-def _kill_pids(pids, sig: int = signal.SIGKILL) -> None:
+def process_start_time(pid: int) -> int | None:
+    """The start time of process ``pid`` (clock ticks since boot), or None when it does not exist: with the
+    pid, it names one process even after the pid is reused."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return int(fields[19]) if len(fields) > 19 else None
+
+
+def identify(pids) -> list[tuple[int, int]]:
+    """(pid, start time) of the processes among ``pids`` that still exist."""
+    out = []
     for pid in pids:
+        started = process_start_time(pid)
+        if started is not None:
+            out.append((pid, started))
+    return out
+
+
+def kill_processes(identities, sig: int = signal.SIGKILL) -> None:
+    """Signal the processes named by (pid, start time), skipping pids that now belong to another process."""
+    for pid, started in identities:
+        if process_start_time(pid) != started:
+            continue
         try:
             os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):
@@ -854,7 +879,7 @@ class SparkStandaloneCluster:
         victim = pid if pid is not None else pids[0]
         if victim not in pids:
             raise KafkaLauncherError(f"pid {victim} is not an executor of this cluster")
-        os.kill(victim, signal.SIGKILL)
+        kill_processes(identify([victim]))
         return victim
 
     def log_tail(self, lines: int = 40) -> str:
@@ -873,7 +898,7 @@ class SparkStandaloneCluster:
             return
         self._stopped = True
         procs = [p for p in [*self.workers, self.master] if p is not None]
-        below = [pid for p in procs for pid in descendant_pids(p.pid)]
+        below = identify(pid for p in procs for pid in descendant_pids(p.pid))
         for proc in procs:
             try:
                 os.killpg(proc.pid, signal.SIGTERM)
@@ -889,7 +914,7 @@ class SparkStandaloneCluster:
                 except (ProcessLookupError, PermissionError):
                     pass
                 proc.wait(timeout=10)
-        _kill_pids(below)  # executors and the Python daemons (which run in process groups of their own)
+        kill_processes(below)  # executors and the Python daemons (which run in process groups of their own)
         shutil.rmtree(self.workdir, ignore_errors=True)
         _live_spark_clusters.discard(self)
 

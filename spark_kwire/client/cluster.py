@@ -348,7 +348,9 @@ class KafkaClient:
     def api_budget_ms(self) -> int:
         """Retry budget of offset lookups and of fetches without progress (default.api.timeout.ms, at least
         request.timeout.ms), as the Java consumer's blocking calls."""
-        return max(self.config.request_timeout_ms, self.config.default_api_timeout_ms)
+        explicit = self.config.default_api_timeout_ms
+        return max(self.config.request_timeout_ms, explicit if explicit is not None else
+                   2 * self.config.request_timeout_ms)
 
     def call_with_retry(self, what: str, fn: Callable[[], T], *, topics: Iterable[str] | None = None,
                         budget_ms: int | None = None) -> T:

@@ -12,7 +12,8 @@ Defaults follow the Java client except where noted:
   local broker, 1M lz4 records of 100 B: ~1.9M rec/s at 1 MiB, ~2.2-2.6M at 4-8 MiB, slower again from
   16 MiB). A reader keeps up to two responses (current + prefetched), i.e. 8 MiB per partition read.
 * ``request.timeout.ms`` bounds one request (and each read of its response); ``default.api.timeout.ms``
-  (60 s as in Java) is how long offset lookups and a ranged fetch keep retrying without progress;
+  is how long offset lookups and a ranged fetch keep retrying without progress (default: twice
+  request.timeout.ms, which makes Java's 60 s at the default request.timeout.ms);
   ``delivery.timeout.ms`` how long a producer's flush keeps retrying without any acknowledgement.
 * ``batch.size`` defaults to 512 KiB (Java: 16 KiB) and ``max.request.size`` to 4 MiB (Java: 1 MiB): kwire
   appends whole Arrow columns at once, and big batches compress better and cost less per record. A batch
@@ -219,7 +220,9 @@ class ClientConfig:
     bootstrap_servers: tuple[tuple[str, int], ...] = ()
     client_id: str = "spark-kwire"
     request_timeout_ms: int = 30_000
-    default_api_timeout_ms: int = 60_000  # retry budget of offset lookups and of a fetch that makes no progress
+    # retry budget of offset lookups and of a fetch that makes no progress; None: 2 x request.timeout.ms
+    # (60 s at the default request.timeout.ms, Java's default.api.timeout.ms)
+    default_api_timeout_ms: int | None = None
     socket_connection_setup_timeout_ms: int = 10_000
     retry_backoff_ms: int = 100
     retry_backoff_max_ms: int = 1_000

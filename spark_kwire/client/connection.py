@@ -92,6 +92,11 @@ class PendingResponse:
             frame, self._frame = self._frame, None
             try:
                 _, self._body = self.api.decode_response(self.version, frame)
+            except ProtocolDecodeError as exc:  # say which broker sent the bad bytes
+                self._error = ProtocolDecodeError(
+                    f"cannot decode {api_name(self.api)} v{self.version} response ({len(frame)} bytes) from "
+                    f"{self._conn.address if self._conn else '?'}: {exc}")
+                raise self._error from exc
             except KwireError as exc:
                 self._error = exc
                 raise

@@ -16,9 +16,10 @@
 * Success is only reported for acknowledged batches; ``acks=0`` sends without waiting and reports base
   offset -1 with ``acknowledged=False``.
 * Bounded: when more than ``buffer.memory`` bytes of encoded batches wait, ``send_batch`` flushes them first
-  (what they got acknowledged is carried into the result of the next ``flush()``). Every wait of a flush
-  (connecting, metadata, responses) ends by the ``delivery.timeout.ms`` deadline, so a flush fails within
-  it even when a broker accepts connections and never answers. A failed flush raises
+  (what they got acknowledged is carried into the result of the next ``flush()``). A flush gives up when
+  ``delivery.timeout.ms`` passes without an acknowledgement (counted from its start or from the last
+  acknowledgement), and every wait in it (connecting, metadata, responses) ends by that deadline, so it
+  fails within the timeout even when a broker accepts connections and never answers. A failed flush raises
   :class:`ProduceError` naming the topic, partition, leader and last error, with ``acknowledged`` holding
   what the brokers did acknowledge before the failure.
 """
@@ -450,7 +451,9 @@ class Producer:
 
         def fail_request(leader, batches, error):
             for batch in batches:
-                results[id(batch)] = ("error", error, leader)
+                # out of time before sending: the error of the batch's previous attempt says more
+                cause = batch.last_error if getattr(error, "out_of_time", False) and batch.last_error else error
+                results[id(batch)] = ("error", cause, leader)
 
         while any(queued.values()) or any(inflight.values()):
             for leader in plan:
@@ -461,8 +464,11 @@ class Producer:
                     try:
                         remaining_ms = int((deadline - time.monotonic()) * 1000)
                         if remaining_ms <= 0:
-                            raise RequestTimeoutError("-", "delivery.timeout.ms expired before the request was sent",
-                                                      node_id=leader)
+                            info = client._metadata.brokers.get(leader)
+                            late = RequestTimeoutError(info.address if info else "?", "delivery.timeout.ms expired "
+                                                       "before the request was sent", node_id=leader)
+                            late.out_of_time = True
+                            raise late
                         conn = client.connection(leader, deadline)
                         version = conn.version_for(m.PRODUCE)
                         if version >= 13 and any(client.topic_info(b.topic).topic_id is None for b in batches):

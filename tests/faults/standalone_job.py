@@ -1,0 +1,62 @@
+"""A Spark driver for the executor-kill tests: connects to a standalone master and reads or writes with kwire.
+
+``read``: reads a whole topic (small tasks, maxRecordsPerPartition) and saves (partition, offset, value) as
+parquet. ``write``: writes ``--rows`` keyed rows (key = value suffix = row id) in ``--tasks`` tasks.
+Prints ``RESULT {json}`` at the end. Executors write kwire's per-task read statistics to ``--stats-dir``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["read", "write"])
+    ap.add_argument("--master", required=True)
+    ap.add_argument("--bootstrap", required=True)
+    ap.add_argument("--topic", required=True)
+    ap.add_argument("--stats-dir", required=True)
+    ap.add_argument("--out")
+    ap.add_argument("--max-records", type=int, default=10_000)
+    ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--tasks", type=int, default=8)
+    args = ap.parse_args()
+
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master(args.master).appName(f"kwire-executor-kill-{args.mode}")
+             .config("spark.ui.enabled", "false")
+             .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+             .config("spark.executor.cores", "1").config("spark.executor.memory", "768m")
+             .config("spark.cores.max", "2").config("spark.task.maxFailures", "4")
+             .config("spark.pyspark.python", sys.executable)
+             .config("spark.executorEnv.KWIRE_STATS_DIR", args.stats_dir)
+             .config("spark.sql.shuffle.partitions", "2")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    started = time.monotonic()
+    if args.mode == "read":
+        df = (spark.read.format("kwire").option("kafka.bootstrap.servers", args.bootstrap)
+              .option("subscribe", args.topic).option("startingOffsets", "earliest")
+              .option("endingOffsets", "latest").option("maxRecordsPerPartition", str(args.max_records)).load()
+              .select("partition", "offset", "value"))
+        df.write.mode("overwrite").parquet(args.out)
+        result = {"mode": "read"}
+    else:
+        df = spark.range(args.rows, numPartitions=args.tasks).selectExpr(
+            "cast(id as string) as key", "concat('v', cast(id as string)) as value")
+        (df.write.format("kwire").option("kafka.bootstrap.servers", args.bootstrap).option("topic", args.topic)
+         .mode("append").save())
+        result = {"mode": "write"}
+    result["seconds"] = round(time.monotonic() - started, 2)
+    print("RESULT " + json.dumps(result), flush=True)
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

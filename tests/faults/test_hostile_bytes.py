@@ -1,0 +1,139 @@
+"""Hostile bytes: more than 100,000 random and mutated Fetch responses and record sets (seeded; seeds are real
+responses of the session broker captured here) through the decoders, and a fake broker that answers with
+garbage, truncated frames, absurd sizes, a trickle or nothing. Only KwireError subclasses may come out,
+each input within a fixed time, memory bounded; the client fails clearly within its timeouts.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import pyarrow as pa
+import pytest
+
+from spark_kwire.client import KafkaClient, Producer
+from spark_kwire.protocol.errors import KwireError, ProtocolDecodeError
+from spark_kwire.protocol.records import decode_record_set, warm_up
+
+from . import hostile
+from . import scenarios as sc
+
+MAX_SECONDS_PER_INPUT = 2.0  # inputs take well under a millisecond; generous for loaded CI machines
+
+
+def make_seeds(bootstrap: str) -> tuple[list, list]:
+    """Fetch responses of a topic holding every codec, headers, null keys/values and committed and aborted
+    transactions (control batches), written by librdkafka and kwire, captured at several Fetch versions."""
+    from confluent_kafka import Producer as RdProducer
+
+    topic = sc.create_topic(bootstrap, sc.unique_topic("fuzz-seeds"), 3, replication=1, min_isr=None)
+    for i, codec in enumerate(["none", "gzip", "snappy", "lz4", "zstd"]):
+        producer = RdProducer({"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 5})
+        for j in range(30):
+            producer.produce(topic, partition=i % 3, key=None if j % 7 == 0 else f"k{j}".encode(),
+                             value=None if j % 11 == 0 else f"{codec}-{j}".encode() * (1 + j % 4),
+                             headers=[("h", f"{j}".encode()), ("empty", None)] if j % 2 else None)
+        assert producer.flush(30) == 0
+    txn = RdProducer({"bootstrap.servers": bootstrap, "transactional.id": f"fuzz-{topic}", "linger.ms": 5})
+    txn.init_transactions(30)
+    for commit in (True, False):
+        txn.begin_transaction()
+        for j in range(10):
+            txn.produce(topic, partition=0, key=b"t", value=f"txn-{commit}-{j}".encode())
+        txn.flush(30)
+        (txn.commit_transaction if commit else txn.abort_transaction)(30)
+    with KafkaClient({"bootstrap.servers": bootstrap}) as client:
+        producer = Producer(client, compression="zstd", batch_size=2048)
+        producer.send_batch(topic, 1, pa.array([f"kwire-{i}".encode() for i in range(200)], pa.binary()),
+                            pa.array([None if i % 5 == 0 else b"key" for i in range(200)], pa.binary()))
+        producer.flush()
+        topic_id = client.topic_info(topic).topic_id
+        host, port = client.config.bootstrap_servers[0]
+    frames = hostile.capture_fetch_responses(host, port, topic, topic_id, 3)
+    records = [r for version, frame in frames for r in hostile.record_sets_of(version, frame)]
+    return frames, records
+
+
+@pytest.fixture(scope="module")
+def seeds(bootstrap):
+    warm_up()  # numba compilation must not count as the time of an input
+    return make_seeds(bootstrap)
+
+
+def test_seeds_are_real_and_decode(seeds):
+    frames, records = seeds
+    assert {v for v, _ in frames} >= {4, 12, 13, 18}
+    decoded = [decode_record_set(r, start_offset=0, include_headers=True) for r in records]
+    codecs = set().union(*(d.codecs for d in decoded))
+    assert codecs >= {"gzip", "snappy", "lz4", "zstd"}, codecs
+    assert sum(d.record_count for d in decoded) > 100
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_100k_hostile_inputs_raise_only_kwire_errors_quickly_in_bounded_memory(seeds):
+    frames, records = seeds
+    report = hostile.fuzz_decoders(frames, records, fetch_inputs=40_000, record_inputs=62_000, seed=20261122)
+    print("\n" + report.summary())
+    assert report.inputs >= 100_000
+    assert not report.escaped, "non-KwireError exceptions:\n" + "\n".join(
+        f"{d}: {e}\n  input: {h}" for d, h, e in report.escaped[:10])
+    assert sum(report.errors.values()) > 50_000 and report.ok > 1_000  # both paths were exercised
+    assert report.slowest_s < MAX_SECONDS_PER_INPUT, (report.slowest_decoder, report.slowest_input.hex()[:400])
+    assert report.rss_growth_mb < 300
+
+
+EXPECTED = {
+    # mode: (exception raised, text it must contain)
+    "garbage": (ProtocolDecodeError, "cannot decode Fetch"),
+    "corrupt": (ProtocolDecodeError, "hostile"),
+    "truncated": (KwireError, "mid-frame"),
+    "close": (KwireError, "closed by the broker"),
+    "silent": (KwireError, "no complete Fetch response"),
+    "trickle": (KwireError, "no complete Fetch response"),
+    "huge": (KwireError, "invalid response frame size 2147483647"),
+    "lie": (KwireError, "no complete Fetch response"),
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("mode", sorted(EXPECTED))
+def test_fake_broker_hostile_fetch_answers_fail_clearly_within_the_timeouts(mode):
+    error_type, text = EXPECTED[mode]
+    options = {"request.timeout.ms": "1000", "default.api.timeout.ms": "2000", "fetch.max.wait.ms": "100",
+               "retry.backoff.max.ms": "200"}
+    tracemalloc.start()
+    try:
+        with hostile.FakeBroker(mode) as broker, KafkaClient({"bootstrap.servers": broker.bootstrap, **options}) as client:
+            started = time.monotonic()
+            with pytest.raises(error_type) as info:
+                for _ in client.fetch_range(hostile.FAKE_TOPIC, 0, 0, 3):
+                    pass
+            elapsed = time.monotonic() - started
+            _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    message = str(info.value)
+    print(f"\n{mode}: {type(info.value).__name__} after {elapsed:.1f}s, peak {peak / 2**20:.1f} MiB: {message}")
+    assert text in message
+    assert broker.bootstrap in message or mode == "corrupt"
+    # default.api.timeout.ms (2 s) of retries, the last attempt's request.timeout.ms (1 s), backoff, slack
+    assert elapsed < 2.0 + 1.1 + 0.2 + 1.5, elapsed
+    assert peak < 40 * 2**20, "a size field the broker did not back with data was allocated"
+    assert broker.fetches >= 1
+
+
+@pytest.mark.xfail(strict=False, reason="reported to the records codec's owner: decode_record_set inflates a "
+                                        "compressed batch whole, without a bound (a ~64 KiB gzip batch -> 64 MiB)")
+def test_decompression_bomb_does_not_inflate_unbounded():
+    batch = hostile.gzip_bomb_batch(64 * 2**20)
+    assert len(batch) < 128 * 1024
+    tracemalloc.start()
+    try:
+        with pytest.raises(ProtocolDecodeError):
+            decode_record_set(batch, start_offset=0, topic="bomb", partition=0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, f"{len(batch)} bytes on the wire made the decoder allocate {peak / 2**20:.0f} MiB"
