@@ -725,7 +725,7 @@ def test_every_truncation_of_a_valid_frame_raises_decode_error(api, version):
 
 @pytest.mark.parametrize("api, version", FUZZ_TARGETS, ids=lambda x: getattr(x, "name", None))
 @given(data=st.binary(max_size=200))
-@settings(max_examples=150, deadline=1000)
+@settings(max_examples=150, deadline=5000)
 def test_random_bytes_raise_only_decode_errors(api, version, data):
     try:
         api.decode_response(version, data)
@@ -735,7 +735,7 @@ def test_random_bytes_raise_only_decode_errors(api, version, data):
 
 @pytest.mark.parametrize("api, version", FUZZ_TARGETS, ids=lambda x: getattr(x, "name", None))
 @given(data=st.data())
-@settings(max_examples=100, deadline=1000)
+@settings(max_examples=100, deadline=5000)
 def test_corrupted_frames_raise_only_decode_errors(api, version, data):
     frame = bytearray(sample_response_frame(api, version))
     for _ in range(data.draw(st.integers(1, 4))):
