@@ -64,7 +64,6 @@ def _kafka_pids() -> set[int]:
 
 
 def test_three_node_cluster_survives_a_killed_node_and_cleans_up():
-    before = _kafka_pids()
     started = time.monotonic()
     cluster = KafkaCluster(3).start()
     try:
@@ -80,11 +79,13 @@ def test_three_node_cluster_survives_a_killed_node_and_cleans_up():
         _raw_api_versions(cluster.nodes[1].port)  # the others still answer
         cluster.restart(2)
         assert cluster.nodes[2].is_running()
+        pids.add(cluster.nodes[2].process.pid)
         assert _raw_api_versions(cluster.nodes[2].port)[1][0] == 4
         workdir = cluster.workdir
     finally:
         cluster.stop()
-    assert _kafka_pids() == before
+    # Nothing this cluster started is left (other Kafka processes on the machine may come and go meanwhile).
+    assert not (_kafka_pids() & pids)
     assert not workdir.exists()
 
 
