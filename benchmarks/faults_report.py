@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from tests.faults import hostile  # noqa: E402
 from tests.faults import scenarios as sc  # noqa: E402
-from tests.faults.test_proxy_faults import chaos_write_and_read  # noqa: E402
+from tests.faults.test_proxy_faults import chaos_write_and_read, idempotent_producer_through_chaos  # noqa: E402
 
 ALL = ("write", "read", "stream", "driver", "standalone", "proxy", "fuzz")
 
@@ -104,15 +104,14 @@ def main() -> int:
                 outcomes += [o] if o else []
             if "standalone" in wanted:
                 standalone = stack.enter_context(SparkStandaloneCluster(2))
-                for fn in (sc.standalone_read_executor_kill, sc.standalone_write_executor_kill):
-                    folder = os.path.join(work, fn.__name__)
-                    os.makedirs(folder)
-                    o = attempt(fn.__name__, lambda: fn(standalone, single.bootstrap_servers, folder))
-                    if o:
-                        outcomes.append(o)
-                        if "write" in fn.__name__:
-                            notes.append(f"executor killed mid-write: {o.duplicated} duplicated row(s), at most "
-                                         f"{o.detail['rows_per_task']} (one task's rows) by at-least-once")
+                folder = os.path.join(work, "standalone")
+                os.makedirs(folder)
+                pair = attempt("standalone executor kills", lambda: sc.standalone_executor_kills(
+                    standalone, single.bootstrap_servers, folder))
+                if pair:
+                    outcomes += list(pair)
+                    notes.append(f"executor killed mid-write: {pair[1].duplicated} duplicated row(s), at most "
+                                 f"{pair[1].detail['rows_per_task']} (one task's rows) by at-least-once")
             if "fuzz" in wanted:
                 fuzz_text = attempt("fuzz", lambda: fuzz(single.bootstrap_servers, args.fuzz_inputs)) or ""
         if "proxy" in wanted:
@@ -122,11 +121,21 @@ def main() -> int:
             result = attempt("chaos proxy", lambda: chaos_write_and_read(spark, cluster, proxy))
             if result:
                 outcomes += list(result)
-                notes.append(f"chaos proxy: {proxy.stats}")
+                notes.append(f"chaos proxy (spark): {dict(proxy.stats)}")
+            before = dict(proxy.stats)
+            o = attempt("chaos proxy, one producer", lambda: idempotent_producer_through_chaos(cluster, proxy))
+            if o:
+                outcomes.append(o)
+                cuts = proxy.stats["cuts"] - before["cuts"]
+                notes.append(f"one producer through {cuts} cut connections: {o.detail['batches']} batches, one "
+                             f"producer id/epoch: {o.detail['one_producer_id']}, base sequence == base offset: "
+                             f"{o.detail['sequences_dense']}, in order: {o.detail['in_order']}")
             o = attempt("unreachable broker", lambda: unreachable(cluster, proxy))
             if o:
                 outcomes.append(o)
-                notes.append(f"unreachable broker error: {o.detail['error'][:400]}")
+                notes.append(f"black-holed broker: {o.detail['acknowledged']} of {o.sent} records acknowledged "
+                             f"before the failure, {o.found} found (lost = acknowledged but missing); the "
+                             f"error, {o.recover_s:.1f}s after the broker went silent: {o.detail['error'][:420]}")
 
     print("\nFAULT SCENARIOS (recover: fault -> first progress again on the faulted partition, seconds)")
     print(sc.HEADER)
@@ -174,10 +183,11 @@ def unreachable(cluster, proxy) -> sc.Outcome:
     proxy.heal()
     proxy.cut_all()
     records = sc.read_all(cluster.bootstrap_servers, topic, 2)
-    keys = [r[3] for r in records]
-    return sc.Outcome("black-holed broker, delivery.timeout.ms=5000", 80_000, len(records), len(set(keys)),
-                      0, len(keys) - len(set(keys)), failed - cut, failed - started,
-                      {"acknowledged": error.acknowledged_records, "error": str(error)})
+    values = [r[3] for r in records]
+    acknowledged = {v for p in range(2) for v in sent[p][:error.acknowledged.get((topic, p), 0)]}
+    return sc.Outcome("black-holed broker, delivery.timeout.ms=5000", 80_000, len(records), len(set(values)),
+                      len(acknowledged - set(values)), len(values) - len(set(values)), failed - cut,
+                      failed - started, {"acknowledged": error.acknowledged_records, "error": str(error)})
 
 
 def fuzz(bootstrap: str, inputs: int) -> str:

@@ -779,7 +779,7 @@ class SparkStandaloneCluster:
     """A Spark standalone master and ``workers`` workers on 127.0.0.1, from the PySpark wheel's jars.
 
     Each daemon runs ``bin/spark-class`` in its own process group, dies with the Python process that started
-    it (PR_SET_PDEATHSIG), and logs to ``workdir``. ``master_url`` is what a driver passes as its master.
+    it (PR_SET_PDEATHSIG through ``setpriv``, see :class:`_Spawner`), and logs to ``workdir``. ``master_url`` is what a driver passes as its master.
     ``executor_pids()`` lists the executor JVMs the workers launched (``kill_executor`` SIGKILLs one).
     ``stop()`` (also on leaving a ``with`` block and at interpreter exit) kills the daemons, their executors
     and the executors' Python workers, and deletes ``workdir``.
@@ -809,6 +809,7 @@ class SparkStandaloneCluster:
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_MASTER_HOST": "127.0.0.1",
             "SPARK_DAEMON_MEMORY": self.daemon_memory,
+            "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1",  # starts faster; master and workers do little
             "SPARK_LOG_DIR": str(self.workdir / "logs"),
             "SPARK_PID_DIR": str(self.workdir / "pids"),
             "SPARK_WORKER_DIR": str(self.workdir / "work"),
@@ -820,10 +821,9 @@ class SparkStandaloneCluster:
         log_path = self.workdir / f"{name}.log"
         self._logs.append(log_path)
         with open(log_path, "ab") as log:
-            return subprocess.Popen(
+            return spawner.popen(  # not preexec_fn: see _Spawner (defined below, used at run time)
                 [str(self.spark_home / "bin" / "spark-class"), main_class, *args],
                 stdout=log, stderr=subprocess.STDOUT, env=self._env(), cwd=self.workdir,
-                preexec_fn=_die_with_parent,
             )
 
     def _wait_for_line(self, proc: subprocess.Popen, log_path: Path, line: str, timeout: float) -> None:
@@ -932,3 +932,81 @@ _live_spark_clusters: set[SparkStandaloneCluster] = set()
 def _stop_all_spark_clusters() -> None:
     for cluster in list(_live_spark_clusters):
         cluster.stop()
+
+
+# -- Starting processes from any thread ------------------------------------------------------------------
+
+class _Spawner:
+    """One long-lived daemon thread that starts child processes for the whole Python process.
+
+    Two reasons not to fork from an arbitrary thread with ``preexec_fn`` (as ``_die_with_parent`` needs):
+
+    * a fork that runs Python code in the child (a ``preexec_fn``) runs CPython's after-fork clean-up
+      there, which finalizes the other threads' thread-local objects -- among them py4j's per-thread
+      connections to the Spark JVM, whose close shuts the socket down for the parent too: the parent's
+      threads silently get new JVM threads, without Spark's active session (``format("kwire")`` then fails
+      with DATA_SOURCE_NOT_FOUND) and a call in flight breaks;
+    * PR_SET_PDEATHSIG fires when the *thread* that forked exits, so a node restarted from a short-lived
+      thread is SIGKILLed as soon as that thread ends.
+
+    So children are started here, with no Python code in the child (``start_new_session`` instead of
+    ``os.setsid`` in a ``preexec_fn``), through util-linux ``setpriv --pdeathsig KILL`` when it exists:
+    they still die with this process (the spawner thread lives as long as it does).
+    """
+
+    def __init__(self) -> None:
+        import queue
+        import threading
+
+        self._requests: "queue.Queue" = queue.Queue()
+        self._lock = threading.Lock()
+        self._thread = None
+        self.setpriv = shutil.which("setpriv")
+
+    def _loop(self) -> None:
+        while True:
+            args, kwargs, box, done = self._requests.get()
+            try:
+                box.append(subprocess.Popen(*args, **kwargs))
+            except BaseException as exc:  # handed to the caller
+                box.append(exc)
+            done.set()
+
+    def popen(self, cmd: list[str], **kwargs) -> subprocess.Popen:
+        import threading
+
+        if self.setpriv:
+            cmd = [self.setpriv, "--pdeathsig", "KILL", "--", *cmd]
+        kwargs.setdefault("start_new_session", True)
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="kwire-spawner", daemon=True)
+                self._thread.start()
+        box: list = []
+        done = threading.Event()
+        self._requests.put(((cmd,), kwargs, box, done))
+        done.wait()
+        if isinstance(box[0], BaseException):
+            raise box[0]
+        return box[0]
+
+
+spawner = _Spawner()
+
+
+def restart_node(cluster: KafkaCluster, node_id: int, wait: bool = True) -> None:
+    """:meth:`KafkaCluster.restart`, safe to call from any thread while Spark runs in this process (see
+    :class:`_Spawner`): starts the killed node again on the same ports with the same data."""
+    node = cluster.nodes[node_id]
+    if node.is_running():
+        cluster.kill(node_id)
+    with open(node.log_path, "a") as log:
+        log.write("\n--- restarted by restart_node ---\n")
+    node.log_path.rename(node.workdir / f"server.{int(time.time() * 1000)}.log")
+    with open(node.log_path, "ab") as log:
+        node.process = spawner.popen(
+            java_command("kafka.Kafka", str(node.workdir / "server.properties"), heap=cluster.heap,
+                         system_properties={"org.slf4j.simpleLogger.defaultLogLevel": "info"}),
+            stdout=log, stderr=subprocess.STDOUT, cwd=node.workdir)
+    if wait:
+        cluster._wait_ready([node])

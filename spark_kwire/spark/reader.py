@@ -71,12 +71,21 @@ def read_range(kafka_params: dict, rng: OffsetRange, *, include_headers: bool, r
     position = rng.start
     while position < rng.end:
         try:
-            for decoded in client.fetch_range(rng.topic, rng.partition, position, rng.end,
-                                              isolation_level=isolation, include_headers=include_headers):
+            fetched = client.fetch_range(rng.topic, rng.partition, position, rng.end,
+                                         isolation_level=isolation, include_headers=include_headers)
+            for decoded in fetched:
                 stats.add(decoded)
                 position = max(position, decoded.next_offset)
                 if len(decoded.offset):
                     yield to_record_batch(decoded, rng.topic, rng.partition, include_headers)
+            if getattr(fetched, "stopped_early", False):
+                # The partition now ends before the planned end (truncated after a leader change, or
+                # records deleted): never return fewer rows without saying so.
+                message = (f"{rng.topic}-{rng.partition} ends at offset {position}, before the planned end "
+                           f"{rng.end} ({fetched.stop_reason}). Some data may have been lost.")
+                if fail_on_data_loss:
+                    raise DataLossError(message + " Set the option 'failOnDataLoss' to 'false' to go on with what is there.")
+                log.warning("kwire: %s Continuing (failOnDataLoss=false).", message)
             break
         except OffsetOutOfRangeError as e:
             log_start = getattr(e, "log_start_offset", None)

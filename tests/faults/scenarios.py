@@ -22,7 +22,7 @@ from typing import Callable
 import pyarrow as pa
 
 from spark_kwire.client import KafkaClient, Producer
-from spark_kwire.testing import descendant_pids, identify, kill_processes
+from spark_kwire.testing import descendant_pids, identify, kill_processes, restart_node
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -199,7 +199,7 @@ class LeaderKiller(threading.Thread):
                     break
                 time.sleep(0.05)
             if self.restart and not self.stopping.is_set():
-                self.cluster.restart(self.victim, wait=False)
+                restart_node(self.cluster, self.victim, wait=False)  # not cluster.restart: see _Spawner
                 self.restarted_at = time.monotonic()
             while self.watch_progress and not self.stopping.is_set():
                 try:
@@ -319,6 +319,13 @@ def spark_read_with_leader_kill(spark, cluster, *, per_partition: int = 100_000,
 
 # -- scenario 3: a stream into a parquet sink while a leader dies and comes back --------------------------
 
+def spark_start_flake(error) -> bool:
+    """Spark gives a Python worker 10 s (hard-coded) to connect back to the JVM after it starts; on a loaded
+    machine a streaming source's worker sometimes misses that while the query initializes. That is Spark
+    and the machine, not kwire: such a start is retried once."""
+    return error is not None and "Python worker failed to connect back" in str(error)
+
+
 class ProducerThread(threading.Thread):
     """librdkafka idempotent producer writing values ``{prefix}{n}`` (n = 0, 1, ...) until stopped."""
 
@@ -388,16 +395,25 @@ def stream_with_leader_kill(spark, cluster, workdir: str, *, partitions: int = 4
     out, checkpoint = os.path.join(workdir, "out"), os.path.join(workdir, "checkpoint")
     producer = ProducerThread(bootstrap, topic, per_tick=100)
     producer.start()
-    query = (spark.readStream.format("kwire").option("kafka.bootstrap.servers", bootstrap)
-             .option("subscribe", topic).option("startingOffsets", "earliest").load()
-             .select("partition", "offset", "value")
-             .writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
-             .trigger(processingTime="500 milliseconds").start())
+
+    def start_query():
+        return (spark.readStream.format("kwire").option("kafka.bootstrap.servers", bootstrap)
+                .option("subscribe", topic).option("startingOffsets", "earliest").load()
+                .select("partition", "offset", "value")
+                .writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
+                .trigger(processingTime="500 milliseconds").start())
+
+    query = start_query()
     started = time.monotonic()
     killer = None
     try:
-        _wait(lambda: query.exception() is not None or any(p["numInputRows"] > 0 for p in query.recentProgress),
-              180, lambda: f"the first micro-batch (status {query.status}, progress {query.recentProgress[-2:]})")
+        for attempt in range(2):
+            _wait(lambda: query.exception() is not None or any(p["numInputRows"] > 0 for p in query.recentProgress),
+                  180, lambda: f"the first micro-batch (status {query.status}, progress {query.recentProgress[-2:]})")
+            if attempt == 0 and spark_start_flake(query.exception()):
+                query = start_query()  # nothing was committed yet: start again on the same checkpoint
+                continue
+            break
         assert query.exception() is None, query.exception()
         batches_before = len(query.recentProgress)
         killer = LeaderKiller(cluster, topic, 0, lambda: True, restart=True)
@@ -483,6 +499,10 @@ def stream_driver_crashes(spark, bootstrap: str, workdir: str, *, kills: int = 3
             proc, log_path = launch(run)
             _wait(lambda: proc.poll() is not None or len(_batches(log_path)) >= 1, 180,
                   f"driver run {run} to commit a micro-batch with rows")
+            if proc.poll() is not None and spark_start_flake(Path(log_path).read_text(errors="replace")):
+                proc, log_path = launch(run)  # see spark_start_flake: the same run again, once
+                _wait(lambda: proc.poll() is not None or len(_batches(log_path)) >= 1, 180,
+                      f"driver run {run} to commit a micro-batch with rows")
             assert proc.poll() is None, Path(log_path).read_text(errors="replace")[-3000:]
             if last_kill is not None:
                 recoveries.append(time.monotonic() - last_kill)
@@ -540,26 +560,42 @@ def _finish_job(proc: subprocess.Popen, log_path: str, timeout: float) -> dict:
     return json.loads(found[-1])
 
 
-def standalone_read_executor_kill(standalone, bootstrap: str, workdir: str, *, partitions: int = 4,
-                                  per_partition: int = 50_000) -> Outcome:
-    topic = create_topic(bootstrap, unique_topic("exec-read"), partitions, replication=1, min_isr=None)
-    total = produce_rows(bootstrap, topic, partitions, per_partition)
-    stats_dir = os.path.join(workdir, "stats-read")
+def standalone_executor_kills(standalone, bootstrap: str, workdir: str, *, partitions: int = 4,
+                              per_partition: int = 50_000, rows: int = 200_000,
+                              tasks: int = 8) -> tuple[Outcome, Outcome]:
+    """One driver on the standalone cluster reads a topic (small tasks) and saves it as parquet, then writes
+    ``rows`` keyed rows in ``tasks`` tasks; an executor is SIGKILLed in the middle of each phase."""
+    read_topic = create_topic(bootstrap, unique_topic("exec-read"), partitions, replication=1, min_isr=None)
+    write_topic = create_topic(bootstrap, unique_topic("exec-write"), partitions, replication=1, min_isr=None)
+    total = produce_rows(bootstrap, read_topic, partitions, per_partition)
+    stats_dir = os.path.join(workdir, "stats")
     os.makedirs(stats_dir, exist_ok=True)
     out = os.path.join(workdir, "read-out")
     started = time.monotonic()
-    proc, log_path = _standalone_job(standalone.master_url, ["read", "--bootstrap", bootstrap, "--topic", topic,
-                                                             "--out", out, "--max-records", str(per_partition // 5)],
-                                     workdir, "read-job.log", stats_dir)
+    proc, log_path = _standalone_job(
+        standalone.master_url,
+        ["both", "--bootstrap", bootstrap, "--topic", read_topic, "--write-topic", write_topic, "--out", out,
+         "--max-records", str(per_partition // 5), "--rows", str(rows), "--tasks", str(tasks)],
+        workdir, "job.log", stats_dir)
+    log = lambda: Path(log_path).read_text(errors="replace")  # noqa: E731
     try:
-        _wait(lambda: proc.poll() is not None or _stats_lines(stats_dir, topic) >= 2, 240, "read tasks to finish")
-        assert proc.poll() is None, Path(log_path).read_text(errors="replace")[-4000:]
-        tasks_done = _stats_lines(stats_dir, topic)
-        victim = standalone.kill_executor()
+        _wait(lambda: proc.poll() is not None or _stats_lines(stats_dir, read_topic) >= 2, 240,
+              "read tasks to finish")
+        assert proc.poll() is None, log()[-4000:]
+        tasks_done = _stats_lines(stats_dir, read_topic)
+        read_victim = standalone.kill_executor()
+        _wait(lambda: proc.poll() is not None or "PHASE write" in log(), 240, "the write phase")
+        with KafkaClient({"bootstrap.servers": bootstrap}) as probe:
+            _wait(lambda: proc.poll() is not None
+                  or sum(end_offsets(probe, write_topic, partitions).values()) >= rows // 5,
+                  240, "a fifth of the rows to be written", interval=0.05)
+        assert proc.poll() is None, log()[-4000:]
+        write_victim = standalone.kill_executor()
         result = _finish_job(proc, log_path, 300)
     finally:
         if proc.poll() is None:
             _kill_tree(proc)
+    elapsed = time.monotonic() - started
     import pyarrow.parquet as pq
 
     table = pq.read_table(out)
@@ -567,33 +603,13 @@ def standalone_read_executor_kill(standalone, bootstrap: str, workdir: str, *, p
                      table.column("value").to_pylist()))
     expected = [(p, i, f"r{p}-{i}".encode()) for p in range(partitions) for i in range(per_partition)]
     distinct = len(set(got))
-    return Outcome("standalone: executor SIGKILLed mid-read", total, len(got), distinct,
-                   len(set(expected) - set(got)), len(got) - distinct, None, time.monotonic() - started,
-                   {"topic": topic, "exact": got == expected, "victim_pid": victim, "job": result,
+    read = Outcome("standalone: executor SIGKILLed mid-read", total, len(got), distinct,
+                   len(set(expected) - set(got)), len(got) - distinct, None, result.get("read_seconds", elapsed),
+                   {"topic": read_topic, "exact": got == expected, "victim_pid": read_victim,
                     "tasks_done_at_kill": tasks_done, "tasks": partitions * 5})
-
-
-def standalone_write_executor_kill(standalone, bootstrap: str, workdir: str, *, rows: int = 200_000,
-                                   tasks: int = 8, partitions: int = 4) -> Outcome:
-    topic = create_topic(bootstrap, unique_topic("exec-write"), partitions, replication=1, min_isr=None)
-    stats_dir = os.path.join(workdir, "stats-write")
-    os.makedirs(stats_dir, exist_ok=True)
-    started = time.monotonic()
-    proc, log_path = _standalone_job(standalone.master_url, ["write", "--bootstrap", bootstrap, "--topic", topic,
-                                                             "--rows", str(rows), "--tasks", str(tasks)],
-                                     workdir, "write-job.log", stats_dir)
-    try:
-        with KafkaClient({"bootstrap.servers": bootstrap}) as probe:
-            _wait(lambda: proc.poll() is not None or sum(end_offsets(probe, topic, partitions).values()) >= rows // 5,
-                  240, "a fifth of the rows to be written", interval=0.05)
-        assert proc.poll() is None, Path(log_path).read_text(errors="replace")[-4000:]
-        victim = standalone.kill_executor()
-        result = _finish_job(proc, log_path, 300)
-    finally:
-        if proc.poll() is None:
-            _kill_tree(proc)
-    records = read_all(bootstrap, topic, partitions)
+    records = read_all(bootstrap, write_topic, partitions)
     distinct, lost, dup = count_keys(records, {str(i).encode() for i in range(rows)})
-    return Outcome("standalone: executor SIGKILLed mid-write", rows, len(records), distinct, lost, dup, None,
-                   time.monotonic() - started,
-                   {"topic": topic, "victim_pid": victim, "job": result, "rows_per_task": rows // tasks})
+    write = Outcome("standalone: executor SIGKILLed mid-write", rows, len(records), distinct, lost, dup, None,
+                    result.get("write_seconds", elapsed),
+                    {"topic": write_topic, "victim_pid": write_victim, "rows_per_task": rows // tasks})
+    return read, write

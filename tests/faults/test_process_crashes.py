@@ -32,23 +32,17 @@ def standalone():
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(420)
-def test_executor_killed_mid_read_is_retried_and_exact(standalone, bootstrap, tmp_path):
-    outcome = sc.standalone_read_executor_kill(standalone, bootstrap, str(tmp_path))
-    _report(outcome)
-    assert outcome.detail["tasks_done_at_kill"] < outcome.detail["tasks"], "the read ended before the kill"
-    assert outcome.detail["exact"]
-    assert (outcome.found, outcome.lost, outcome.duplicated) == (outcome.sent, 0, 0)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(420)
-def test_executor_killed_mid_write_loses_nothing(standalone, bootstrap, tmp_path):
-    """At-least-once per job, as Spark's own Kafka sink: the retried task writes its rows again, so the rows
-    the killed attempt had already had acknowledged appear twice. Nothing is lost, and no more than one
-    task's rows are duplicated (one task ran on the killed executor, which had one core)."""
-    outcome = sc.standalone_write_executor_kill(standalone, bootstrap, str(tmp_path), rows=200_000, tasks=8)
-    _report(outcome)
-    print(f"duplicates from the retried task: {outcome.duplicated} (at most {outcome.detail['rows_per_task']})")
-    assert outcome.lost == 0 and outcome.distinct == outcome.sent
-    assert 0 <= outcome.duplicated <= outcome.detail["rows_per_task"]
+@pytest.mark.timeout(600)
+def test_executors_killed_mid_read_and_mid_write(standalone, bootstrap, tmp_path):
+    """One driver, two phases, an executor SIGKILLed in each. The read: Spark retries the lost tasks and the
+    result is exact. The write: at-least-once per job, as Spark's own Kafka sink -- the retried task writes
+    its rows again, so the rows the killed attempt had got acknowledged appear twice; nothing is lost, and
+    no more than one task's rows are duplicated (one task ran on the killed executor, which had one core)."""
+    read, write = sc.standalone_executor_kills(standalone, bootstrap, str(tmp_path), rows=200_000, tasks=8)
+    print(f"\n{sc.HEADER}\n{read.row()}\n{write.row()}\n{read.detail}\n{write.detail}")
+    print(f"duplicates from the retried write task: {write.duplicated} (at most {write.detail['rows_per_task']})")
+    assert read.detail["tasks_done_at_kill"] < read.detail["tasks"], "the read ended before the kill"
+    assert read.detail["exact"]
+    assert (read.found, read.lost, read.duplicated) == (read.sent, 0, 0)
+    assert write.lost == 0 and write.distinct == write.sent
+    assert 0 <= write.duplicated <= write.detail["rows_per_task"]

@@ -32,11 +32,14 @@ def proxied():
 @pytest.fixture
 def proxy(proxied):
     cluster, proxy = proxied
+    node = cluster.nodes[1]
+    assert node.is_running(), f"the broker exited ({node.process.returncode}):\n{node.log_tail()}"
     proxy.heal()
     proxy.cut_all()
     yield proxy
     proxy.heal()
     proxy.cut_all()
+    assert node.is_running(), f"the broker exited ({node.process.returncode}) during the test:\n{node.log_tail()}"
 
 
 def _values(records, partition):
@@ -86,10 +89,9 @@ def test_unreachable_broker_fails_within_delivery_timeout_naming_partition_broke
 @pytest.mark.timeout(240)
 def test_spark_write_to_unreachable_broker_fails_within_delivery_timeout(spark, proxied, proxy):
     cluster, _ = proxied
-    print("DEBUG active session:", spark._jvm.SparkSession.getActiveSession().isDefined(), flush=True)
     topic = sc.create_topic(cluster.bootstrap_servers, sc.unique_topic("spark-unreachable"), 2, replication=1,
                             min_isr=None)
-    rows = 400_000
+    rows = 200_000
     df = spark.range(rows, numPartitions=2).selectExpr("cast(id as string) as key", "cast(id as string) as value")
     with KafkaClient({"bootstrap.servers": cluster.bootstrap_servers}) as probe:
         def blackhole_when_written():
