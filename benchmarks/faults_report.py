@@ -16,6 +16,7 @@ import os
 import sys
 import tempfile
 import time
+import tracemalloc
 import traceback
 from pathlib import Path
 
@@ -213,17 +214,26 @@ def fuzz(bootstrap: str, inputs: int) -> str:
             lines.append(f"  {mode:<9} {time.monotonic() - started:4.1f}s  {outcome}")
     import tracemalloc
 
-    bomb = hostile.gzip_bomb_batch(64 * 2**20)
-    tracemalloc.start()
-    try:
-        from spark_kwire.protocol.records import decode_record_set
-        decode_record_set(bomb, start_offset=0)
-    except Exception:  # noqa: BLE001
-        pass
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    lines.append(f"gzip bomb: a {len(bomb)}-byte batch made decode_record_set allocate {peak / 2**20:.0f} MiB "
-                 f"(known issue, reported)")
+    from spark_kwire.protocol.records import DEFAULT_MAX_DECOMPRESSED_BYTES, decode_record_set, warm_up
+
+    warm_up()
+    inflated = DEFAULT_MAX_DECOMPRESSED_BYTES + 2**20
+    lines.append(f"decompression bombs ({inflated >> 20} MiB of zeros in one record; default limit "
+                 f"{DEFAULT_MAX_DECOMPRESSED_BYTES >> 20} MiB):")
+    for codec in ("gzip", "snappy", "lz4", "zstd"):
+        bomb = hostile.bomb_batch(codec, inflated)
+        tracemalloc.start()
+        started = time.monotonic()
+        try:
+            decode_record_set(bomb, start_offset=0)
+            outcome = "no error (!)"
+        except Exception as exc:  # noqa: BLE001
+            outcome = type(exc).__name__
+        elapsed = time.monotonic() - started
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        lines.append(f"  {codec:<7} {len(bomb):>9} bytes on the wire -> {outcome} after {elapsed:.2f}s, "
+                     f"peak {peak / 2**20:.0f} MiB allocated")
     return "\n".join(lines)
 
 

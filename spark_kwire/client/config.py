@@ -18,6 +18,9 @@ Defaults follow the Java client except where noted:
 * ``batch.size`` defaults to 512 KiB (Java: 16 KiB) and ``max.request.size`` to 4 MiB (Java: 1 MiB): kwire
   appends whole Arrow columns at once, and big batches compress better and cost less per record. A batch
   stays under the broker's default ``message.max.bytes`` (1 MiB).
+* ``kwire.max.decompressed.bytes`` (kwire's own, default 256 MiB): how many bytes the compressed batches of
+  one fetch response for one partition may inflate to; a batch that inflates further fails the read
+  instead of exhausting the executor's memory.
 """
 
 from __future__ import annotations
@@ -210,6 +213,7 @@ _INT_OPTIONS = {
     "connections.max.idle.ms": ("connections_max_idle_ms", -1),
     "receive.buffer.bytes": ("receive_buffer_bytes", -1),
     "send.buffer.bytes": ("send_buffer_bytes", -1),
+    "kwire.max.decompressed.bytes": ("max_decompressed_bytes", 1),
 }
 
 
@@ -233,6 +237,9 @@ class ClientConfig:
     max_partition_fetch_bytes: int = 4 * 1024 * 1024
     fetch_max_wait_ms: int = 500
     fetch_min_bytes: int = 1
+    # how far the compressed batches of one fetched partition may inflate (kwire's own guard against
+    # decompression bombs; the Spark option 'maxDecompressedBytes')
+    max_decompressed_bytes: int = 256 * 1024 * 1024
     isolation_level: str = "read_uncommitted"
     acks: int = -1
     compression_type: str = "none"

@@ -16,6 +16,7 @@ from spark_kwire.client.errors import (FetchStalledError, KwireError, OffsetOutO
                                        UnsupportedVersionError, is_retriable_error)
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import KafkaApiError, error_for
+from spark_kwire.protocol.records.compression import DecompressedSizeError
 
 __all__ = ["Fetcher", "RangeReader", "EARLIEST", "LATEST", "MAX_TIMESTAMP", "offset_spec"]
 
@@ -416,10 +417,16 @@ class RangeReader:
                 aborted = part.get("aborted_transactions")
                 if aborted is not None:
                     aborted = [(a["producer_id"], a["first_offset"]) for a in aborted]
-                decoded = decode_record_set(
-                    records, start_offset=offset, end_offset=self.end, read_committed=read_committed,
-                    aborted_transactions=aborted, include_headers=self.include_headers,
-                    topic=self.topic, partition=self.partition)
+                try:
+                    decoded = decode_record_set(
+                        records, start_offset=offset, end_offset=self.end, read_committed=read_committed,
+                        aborted_transactions=aborted, include_headers=self.include_headers,
+                        topic=self.topic, partition=self.partition,
+                        max_decompressed_bytes=client.config.max_decompressed_bytes)
+                except DecompressedSizeError as exc:
+                    exc.args = (f"{exc} (broker {current.leader}). If batches this large are expected, raise "
+                                f"kwire.max.decompressed.bytes (the Spark option 'maxDecompressedBytes').",)
+                    raise
                 new_position = max(offset, decoded.next_offset)
                 if decoded.record_count:
                     self.records_read += decoded.record_count

@@ -27,7 +27,7 @@ _COMMON = [
     "subscribe", "subscribePattern", "assign", "failOnDataLoss", "includeHeaders", "minPartitions",
     "startingOffsets", "startingOffsetsByTimestamp", "startingTimestamp", "startingOffsetsByTimestampStrategy",
     "maxRecordsPerPartition", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs",
-    "groupIdPrefix", "metadata", "groups", "groupPattern",
+    "groupIdPrefix", "metadata", "groups", "groupPattern", "maxDecompressedBytes",
 ]
 BATCH_READ_OPTIONS = _COMMON + ["endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"]
 STREAM_READ_OPTIONS = _COMMON + [
@@ -302,6 +302,15 @@ class ReadOptions:
         _reject_unknown(opts, STREAM_READ_OPTIONS if streaming else BATCH_READ_OPTIONS,
                         "a kwire streaming read" if streaming else "a kwire batch read")
         kafka = kafka_params(opts)
+        # kwire's own bound on how far compressed batches may inflate (no Kafka property says it)
+        max_inflated = parse_positive_int(opts, "maxDecompressedBytes")
+        if max_inflated is not None:
+            kafka["kwire.max.decompressed.bytes"] = str(max_inflated)
+        # Spark's executors give up on a poll after kafkaConsumer.pollTimeoutMs; kwire's readers retry a fetch that
+        # makes no progress for default.api.timeout.ms, so the one stands for the other unless both are given.
+        poll_timeout = parse_positive_int(opts, "kafkaConsumer.pollTimeoutMs")
+        if poll_timeout is not None and "default.api.timeout.ms" not in kafka:
+            kafka["default.api.timeout.ms"] = str(poll_timeout)
         isolation = kafka.get("isolation.level", "read_uncommitted")
         if isolation not in ("read_uncommitted", "read_committed"):
             raise KwireOptionError(

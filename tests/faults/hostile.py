@@ -6,6 +6,7 @@ Used by ``test_hostile_bytes.py`` and ``benchmarks/faults_report.py``.
 
 from __future__ import annotations
 
+import functools
 import random
 import resource
 import socket
@@ -226,11 +227,14 @@ class FakeBroker:
     ``garbage`` (random bytes after the right correlation id), ``truncated`` (half a frame, then close),
     ``silent`` (no answer), ``trickle`` (a valid frame, one byte every 200 ms), ``huge`` (a size field of
     2 GiB - 1), ``lie`` (a size field of 100 MB, then 1 KB and nothing), ``corrupt`` (a valid frame whose
-    record batch fails its checksum), ``close`` (close the connection at once).
+    record batch fails its checksum), ``close`` (close the connection at once), ``bomb`` (a valid frame
+    whose 2 KiB zstd batch inflates to 64 MiB).
     """
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
+        # built here, not while a request waits: the first encode in a process may load compiled kernels
+        self.records = _bomb_batch() if mode == "bomb" else _valid_batch(corrupt=mode == "corrupt")
         self.topic_id = uuid.uuid4()
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -341,9 +345,9 @@ class FakeBroker:
             {"topic": FAKE_TOPIC, "partitions": [{"partition_index": 0, "error_code": 0, "high_watermark": 100,
                                                   "last_stable_offset": 100, "log_start_offset": 0,
                                                   "aborted_transactions": None, "preferred_read_replica": -1,
-                                                  "records": _valid_batch(corrupt=mode == "corrupt")}]}]},
+                                                  "records": self.records}]}]},
                                        correlation_id=cid)
-        if mode in ("corrupt",):
+        if mode in ("corrupt", "bomb"):
             conn.sendall(struct.pack(">i", len(good)) + good)
         elif mode == "garbage":
             body = struct.pack(">i", cid) + random.Random(cid).randbytes(200)
@@ -372,6 +376,11 @@ class FakeBroker:
         return True
 
 
+@functools.lru_cache(maxsize=1)
+def _bomb_batch() -> bytes:
+    return bomb_batch("zstd", 64 * 2**20)
+
+
 def _valid_batch(corrupt: bool = False) -> bytes:
     """One record batch (v2, uncompressed) holding offsets 0..2."""
     import pyarrow as pa
@@ -387,15 +396,46 @@ def _valid_batch(corrupt: bool = False) -> bytes:
     return data
 
 
-def gzip_bomb_batch(inflated_bytes: int) -> bytes:
-    """A valid v2 record batch (correct CRC, 1 record claimed) whose gzip payload inflates to
-    ``inflated_bytes`` zero bytes: about 1/1000 of that on the wire."""
-    co = zlib.compressobj(9, zlib.DEFLATED, 31)
+def _zigzag_varint(value: int) -> bytes:
+    value = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def bomb_batch(codec: str, inflated_bytes: int) -> bytes:
+    """A valid v2 record batch (correct CRC) of one record, null key, whose value is ``inflated_bytes``
+    zero bytes: the ``codec`` payload is gzip ~1/1000 of that on the wire, zstd ~1/30000, lz4 ~1/250,
+    snappy ~1/20. Compressed by the codecs' own libraries, 1 MiB at a time."""
+    import lz4.frame
+    import snappy
+    import zstandard
+
+    # attributes, timestampDelta, offsetDelta, key length -1, value length; then the value, then 0 headers
+    head = b"\0" + _zigzag_varint(0) + _zigzag_varint(0) + _zigzag_varint(-1) + _zigzag_varint(inflated_bytes)
+    head = _zigzag_varint(len(head) + inflated_bytes + 1) + head
+    tail = _zigzag_varint(0)
     chunk = b"\0" * (1 << 20)
-    parts = [co.compress(chunk) for _ in range(inflated_bytes >> 20)]
-    payload = b"".join(parts) + co.flush()
-    # attributes (gzip), lastOffsetDelta, baseTimestamp, maxTimestamp, producerId, producerEpoch,
-    # baseSequence, recordCount
-    after_crc = struct.pack(">hiqqqhii", 1, 0, 0, 0, -1, -1, -1, 1) + payload
+    count, rest = divmod(inflated_bytes, 1 << 20)
+    pieces = [head] + [chunk] * count + [b"\0" * rest, tail]
+    if codec == "gzip":
+        co = zlib.compressobj(9, zlib.DEFLATED, 31)
+        payload = b"".join(co.compress(p) for p in pieces) + co.flush()
+    elif codec == "zstd":
+        co = zstandard.ZstdCompressor(level=3).compressobj()
+        payload = b"".join(co.compress(p) for p in pieces) + co.flush()
+    elif codec == "lz4":
+        co = lz4.frame.LZ4FrameCompressor(block_linked=False)
+        payload = co.begin() + b"".join(co.compress(p) for p in pieces) + co.flush()
+    elif codec == "snappy":  # one raw block declaring the whole length, as v2 batches carry it
+        payload = snappy.compress(b"".join(pieces))
+    else:
+        raise ValueError(codec)
+    attributes = {"gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}[codec]
+    # attributes, lastOffsetDelta, baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordCount
+    after_crc = struct.pack(">hiqqqhii", attributes, 0, 0, 0, -1, -1, -1, 1) + payload
     after_length = struct.pack(">ibI", 0, 2, crc32c.crc32c(after_crc)) + after_crc
     return struct.pack(">qi", 0, len(after_length)) + after_length

@@ -14,7 +14,8 @@ import pytest
 
 from spark_kwire.client import KafkaClient, Producer
 from spark_kwire.protocol.errors import KwireError, ProtocolDecodeError
-from spark_kwire.protocol.records import decode_record_set, warm_up
+from spark_kwire.protocol.records import (DEFAULT_MAX_DECOMPRESSED_BYTES, DecompressedSizeError,
+                                         decode_record_set, warm_up)
 
 from . import hostile
 from . import scenarios as sc
@@ -124,16 +125,45 @@ def test_fake_broker_hostile_fetch_answers_fail_clearly_within_the_timeouts(mode
     assert broker.fetches >= 1
 
 
-@pytest.mark.xfail(strict=False, reason="reported to the records codec's owner: decode_record_set inflates a "
-                                        "compressed batch whole, without a bound (a ~64 KiB gzip batch -> 64 MiB)")
-def test_decompression_bomb_does_not_inflate_unbounded():
-    batch = hostile.gzip_bomb_batch(64 * 2**20)
-    assert len(batch) < 128 * 1024
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_decompression_bomb_stops_at_the_limit_in_bounded_memory(codec):
+    limit = 8 * 2**20
+    batch = hostile.bomb_batch(codec, 64 * 2**20)
+    assert len(batch) < 4 * 2**20
+    warm_up()  # loading compiled kernels allocates too; only the decode is measured
     tracemalloc.start()
     try:
-        with pytest.raises(ProtocolDecodeError):
-            decode_record_set(batch, start_offset=0, topic="bomb", partition=0)
+        with pytest.raises(DecompressedSizeError, match=f"{codec} data inflates to more than {limit} bytes"):
+            decode_record_set(batch, start_offset=0, topic="bomb", partition=0, max_decompressed_bytes=limit)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak < 16 * 2**20, f"{len(batch)} bytes on the wire made the decoder allocate {peak / 2**20:.0f} MiB"
+    assert peak < 2 * limit + len(batch) + 2**20, f"{len(batch)} bytes on the wire made the decoder allocate {peak / 2**20:.0f} MiB"
+    # below the limit the same batch decodes: the bound refuses only what exceeds it
+    decoded = decode_record_set(batch, start_offset=0, topic="bomb", partition=0, max_decompressed_bytes=65 * 2**20)
+    assert decoded.record_count == 1 and decoded.value[0].as_py() == b"\0" * (64 * 2**20)
+
+
+def test_decompression_bomb_past_the_default_limit_is_refused():
+    batch = hostile.bomb_batch("zstd", DEFAULT_MAX_DECOMPRESSED_BYTES + 2**20)
+    assert len(batch) < 64 * 1024
+    with pytest.raises(DecompressedSizeError, match=str(DEFAULT_MAX_DECOMPRESSED_BYTES)):
+        decode_record_set(batch, start_offset=0, topic="bomb", partition=0)
+
+
+@pytest.mark.timeout(60)
+def test_fake_broker_sending_a_decompression_bomb_fails_with_the_setting_to_raise():
+    options = {"request.timeout.ms": "1000", "default.api.timeout.ms": "2000", "kwire.max.decompressed.bytes": "4194304"}
+    tracemalloc.start()
+    try:
+        with hostile.FakeBroker("bomb") as broker, KafkaClient({"bootstrap.servers": broker.bootstrap, **options}) as client:
+            with pytest.raises(DecompressedSizeError) as info:
+                for _ in client.fetch_range(hostile.FAKE_TOPIC, 0, 0, 3):
+                    pass
+            _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    message = str(info.value)
+    assert "more than 4194304 bytes" in message and "maxDecompressedBytes" in message, message
+    assert f"topic {hostile.FAKE_TOPIC!r} partition 0" in message, message
+    assert peak < 24 * 2**20, f"peak {peak / 2**20:.0f} MiB"

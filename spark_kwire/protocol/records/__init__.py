@@ -22,12 +22,14 @@ from .batch import (
     scan_record_set,
     split_batches,
 )
-from .compression import CODEC_IDS, compress, decompress
+from .compression import CODEC_IDS, DEFAULT_MAX_DECOMPRESSED_BYTES, DecompressedSizeError, compress, decompress
 from .murmur2 import murmur2, murmur2_array, partition_for_key, partition_for_keys, to_positive
 from .warmup import warm_up
 
 __all__ = [
     "CODEC_IDS",
+    "DEFAULT_MAX_DECOMPRESSED_BYTES",
+    "DecompressedSizeError",
     "HEADERS_TYPE",
     "DecodedRecords",
     "compress",

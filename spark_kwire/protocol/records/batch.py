@@ -38,7 +38,8 @@ from ._arrow import (
     make_binary_array,
     readonly_u8,
 )
-from .compression import CODEC_NAMES, codec_id, compress, decompress
+from .compression import (CODEC_NAMES, DEFAULT_MAX_DECOMPRESSED_BYTES, DecompressedSizeError, codec_id, compress,
+                          decompress)
 from .legacy import wrapper_value_range
 
 # Entries whose checksummed bytes exceed these are verified afterwards with
@@ -124,6 +125,14 @@ def _fail(topic, partition, base_offset, code_or_msg) -> ProtocolDecodeError:
     )
 
 
+def _too_large(codec, limit, topic, partition, base_offset) -> DecompressedSizeError:
+    error = DecompressedSizeError(codec, limit)
+    error.args = (f"record set for topic {topic!r} partition {partition}, batch at base offset {base_offset}: "
+                  f"{codec} data inflates to more than {limit} bytes, the limit on decompressed data per fetched "
+                  f"partition",)
+    return error
+
+
 def _empty_binary() -> pa.Array:
     return pa.array([], type=pa.binary())
 
@@ -198,6 +207,7 @@ def decode_record_set(
     include_headers: bool = False,
     topic: str = "",
     partition: int = -1,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
 ) -> DecodedRecords:
     """Decodes the ``Records`` bytes of one partition of a Fetch response.
 
@@ -209,7 +219,9 @@ def decode_record_set(
     following the Java consumer's algorithm. A trailing incomplete batch is
     ignored. ``next_offset`` is the offset after the last complete batch (also
     when its records were filtered out), at least ``start_offset`` and at most
-    ``end_offset``. Raises ProtocolDecodeError on corrupt input.
+    ``end_offset``. Raises ProtocolDecodeError on corrupt input, and its
+    subclass DecompressedSizeError when the compressed batches of ``buf``
+    together would inflate to more than ``max_decompressed_bytes``.
     """
     a = readonly_u8(buf)
     mv = memoryview(a)
@@ -239,7 +251,11 @@ def decode_record_set(
         ctrl = e["ctrl"]
         for i in np.flatnonzero((ctrl == K.CTRL_UNPARSED) & (e["pid"] >= 0)).tolist():
             p = int(e["pos"][i])
-            data = _decompress_entry(mv, p, int(e["size"][i]), 2, int(codec[i]), topic, partition, int(base_offset[i]))
+            try:
+                data = _decompress_entry(mv, p, int(e["size"][i]), 2, int(codec[i]), topic, partition,
+                                         int(base_offset[i]), max_decompressed_bytes)
+            except DecompressedSizeError as exc:
+                raise _too_large(exc.codec, max_decompressed_bytes, topic, partition, int(base_offset[i])) from None
             ctrl[i] = _control_type_py(data) if e["count"][i] > 0 else K.CTRL_UNKNOWN
         ab = np.asarray(aborted_transactions, dtype=np.int64).reshape(-1, 2)
         order = np.argsort(ab[:, 1], kind="stable")
@@ -284,7 +300,11 @@ def decode_record_set(
             mg = int(k_magic[j])
             c = int(k_codec[j])
             bo = int(base_offset[kept[j]])
-            data = _decompress_entry(mv, p, int(k_size[j]), mg, c, topic, partition, bo)
+            try:
+                data = _decompress_entry(mv, p, int(k_size[j]), mg, c, topic, partition, bo,
+                                         max_decompressed_bytes - cur)
+            except DecompressedSizeError as exc:
+                raise _too_large(exc.codec, max_decompressed_bytes, topic, partition, bo) from None
             ln = len(data)
             if mg == 2:
                 if int(reg[K.R_COUNT, j]) * K.V2_MIN_RECORD_SIZE > ln:
@@ -340,7 +360,7 @@ def decode_record_set(
     )
 
 
-def _decompress_entry(mv, p, size, magic, codec, topic, partition, base_offset) -> bytes:
+def _decompress_entry(mv, p, size, magic, codec, topic, partition, base_offset, max_bytes) -> bytes:
     if magic == 2:
         payload = mv[p + K.V2_HEADER_SIZE : p + size]
         legacy_magic = None
@@ -352,7 +372,9 @@ def _decompress_entry(mv, p, size, magic, codec, topic, partition, base_offset) 
         payload = mv[vs:ve]
         legacy_magic = magic
     try:
-        return decompress(codec, payload, legacy_magic=legacy_magic)
+        return decompress(codec, payload, legacy_magic=legacy_magic, max_bytes=max_bytes)
+    except DecompressedSizeError:
+        raise
     except ProtocolDecodeError as exc:
         raise _fail(topic, partition, base_offset, str(exc)) from exc
 

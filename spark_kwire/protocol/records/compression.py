@@ -9,11 +9,14 @@
   header checksum over the wrong bytes (KAFKA-3160); ``legacy_magic=0``
   accepts such frames by recomputing the header checksum before decoding.
 * zstd (4): zstd frames, with or without the content size in the header.
+
+Decompression is bounded: :func:`decompress` takes ``max_bytes`` and stops
+with :class:`DecompressedSizeError` as soon as the output would pass it, so a
+small hostile batch cannot make the reader allocate gigabytes.
 """
 
 from __future__ import annotations
 
-import gzip
 import zlib
 
 import lz4.frame
@@ -21,6 +24,20 @@ import snappy
 import zstandard
 
 from ..errors import ProtocolDecodeError
+
+# Default bound on what one decode call may inflate to (all compressed batches of one fetched partition).
+DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
+# zstd's densest encoding (a 4-byte RLE block for 128 KiB of output) inflates a byte at most this much
+_ZSTD_MAX_RATIO = 32 * 1024
+
+
+class DecompressedSizeError(ProtocolDecodeError):
+    """A compressed payload inflates to more than the allowed number of bytes."""
+
+    def __init__(self, codec: str, limit: int) -> None:
+        super().__init__(f"{codec} data inflates to more than {limit} bytes, the limit on decompressed data")
+        self.codec = codec
+        self.limit = limit
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 CODEC_IDS = {"none": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "zstd": ZSTD}
@@ -126,13 +143,32 @@ def fix_lz4_header_checksum(data) -> bytes:
     return data[:hc_pos] + bytes([hc]) + data[hc_pos + 1 :]
 
 
-def _snappy_decompress(data) -> bytes:
+def _snappy_declared_length(block) -> int:
+    """The uncompressed length a raw snappy block declares in its varint preamble."""
+    value = shift = 0
+    for i in range(min(5, len(block))):
+        byte = block[i]
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value
+        shift += 7
+    raise ValueError("snappy length preamble is malformed")
+
+
+def _snappy_block(block, budget: int, limit: int) -> bytes:
+    if _snappy_declared_length(block) > budget:
+        raise DecompressedSizeError("snappy", limit)
+    return snappy.uncompress(block)
+
+
+def _snappy_decompress(data, limit: int) -> bytes:
     data = bytes(data)
     if len(data) >= 16 and data[:8] == _XERIAL_MAGIC:
         # xerial framing: 8-byte magic, int32 version, int32 min-compatible
         # version (ignored, as some writers got their byte order wrong), then
         # blocks of int32 big-endian length + raw snappy.
         out = []
+        total = 0
         p = 16
         n = len(data)
         while p < n:
@@ -142,46 +178,88 @@ def _snappy_decompress(data) -> bytes:
             p += 4
             if ln < 0 or p + ln > n:
                 raise ValueError("xerial block length out of range")
-            out.append(snappy.uncompress(data[p : p + ln]))
+            block = _snappy_block(data[p : p + ln], limit - total, limit)
+            total += len(block)
+            out.append(block)
             p += ln
         return b"".join(out)
-    return snappy.uncompress(data)
+    return _snappy_block(data, limit, limit)
 
 
-def _gzip_decompress(data) -> bytes:
-    return gzip.decompress(data)
+def _gzip_decompress(data, limit: int) -> bytes:
+    # Several members may follow each other (RFC 1952), possibly padded with zero bytes as gzip allows.
+    chunks = []
+    total = 0
+    rest = bytes(data)
+    while True:
+        d = zlib.decompressobj(31)
+        out = d.decompress(rest, limit - total + 1)
+        total += len(out)
+        if total > limit:
+            raise DecompressedSizeError("gzip", limit)
+        if not d.eof:
+            raise ValueError("truncated gzip member")
+        chunks.append(out)
+        rest = d.unused_data
+        if not rest.strip(b"\0"):
+            return b"".join(chunks)
 
 
-def _lz4_decompress(data, legacy_magic) -> bytes:
+def _lz4_decompress(data, legacy_magic, limit: int) -> bytes:
     if legacy_magic == 0:
         data = fix_lz4_header_checksum(data)
-    # One frame per batch, as the Java client reads it (bytes after the end
-    # mark are ignored there too); a truncated frame raises.
-    return lz4.frame.decompress(data)
+    # One frame per batch, as the Java client reads it (bytes after the end mark are ignored there too).
+    # The binding allocates max_length up front, so ask for a likely size first and grow from there.
+    d = lz4.frame.LZ4FrameDecompressor()
+    chunks = []
+    total = 0
+    piece = d.decompress(data, max_length=min(limit + 1, max(1 << 16, 4 * len(data))))
+    while True:
+        total += len(piece)
+        if total > limit:
+            raise DecompressedSizeError("lz4", limit)
+        chunks.append(piece)
+        if d.eof:
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if d.needs_input:
+            raise ValueError("truncated lz4 frame")
+        piece = d.decompress(b"", max_length=min(limit - total + 1, max(1 << 16, 2 * total)))
 
 
-def _zstd_decompress(data) -> bytes:
-    d = _zstd_d.decompressobj()
-    out = d.decompress(data)
-    if not d.eof:
-        raise ValueError("truncated zstd frame")
-    rest = d.unused_data
-    chunks = [out]
-    while rest:  # concatenated frames
+def _zstd_decompress(data, limit: int) -> bytes:
+    # The binding cannot cap one call's output, so the input is fed in steps small enough that even the
+    # densest encoding cannot overshoot the remaining allowance by much; concatenated frames are read too.
+    view = memoryview(data)
+    chunks = []
+    total = 0
+    pos = 0
+    n = len(view)
+    while pos < n:
         d = _zstd_d.decompressobj()
-        chunks.append(d.decompress(rest))
-        if not d.eof:
-            raise ValueError("truncated zstd frame")
-        rest = d.unused_data
+        while True:
+            step = max(256, (limit - total) // _ZSTD_MAX_RATIO)
+            out = d.decompress(view[pos : pos + step])
+            pos = min(n, pos + step)
+            total += len(out)
+            if total > limit:
+                raise DecompressedSizeError("zstd", limit)
+            chunks.append(out)
+            if d.eof:
+                pos -= len(d.unused_data)
+                break
+            if pos >= n:
+                raise ValueError("truncated zstd frame")
     return b"".join(chunks)
 
 
-def decompress(codec: str | int, data, *, legacy_magic: int | None = None) -> bytes:
+def decompress(codec: str | int, data, *, legacy_magic: int | None = None,
+               max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes:
     """Decompresses one Kafka compressed payload.
 
     ``legacy_magic``: magic of the legacy wrapper message the payload comes
     from (None for a v2 batch); with 0, LZ4 frames with the KAFKA-3160 header
-    checksum are accepted. Raises ProtocolDecodeError on corrupt input.
+    checksum are accepted. Raises ProtocolDecodeError on corrupt input, and its
+    subclass DecompressedSizeError when the output would exceed ``max_bytes``.
     """
     try:
         c = codec_id(codec)
@@ -191,12 +269,12 @@ def decompress(codec: str | int, data, *, legacy_magic: int | None = None) -> by
         if c == NONE:
             return bytes(data)
         if c == GZIP:
-            return _gzip_decompress(data)
+            return _gzip_decompress(data, max_bytes)
         if c == SNAPPY:
-            return _snappy_decompress(data)
+            return _snappy_decompress(data, max_bytes)
         if c == LZ4:
-            return _lz4_decompress(data, legacy_magic)
-        return _zstd_decompress(data)
+            return _lz4_decompress(data, legacy_magic, max_bytes)
+        return _zstd_decompress(data, max_bytes)
     except ProtocolDecodeError:
         raise
     except Exception as exc:  # each library has its own error types
