@@ -15,8 +15,12 @@
   producer raises :class:`ProduceError` rather than risk silent loss or duplication (the task retries).
 * Success is only reported for acknowledged batches; ``acks=0`` sends without waiting and reports base
   offset -1 with ``acknowledged=False``.
-* Bounded: when more than ``buffer.memory`` bytes of encoded batches wait, ``send_batch`` flushes them first
-  (what they got acknowledged is carried into the result of the next ``flush()``). A flush gives up when
+* Bounded: when more than ``buffer.memory`` bytes of encoded batches wait, ``send_batch`` hands them to a
+  background flush and goes on encoding while they are sent (what they got acknowledged is carried into the
+  result of the next ``flush()``). One background flush runs at a time: the next hand-off, and ``flush()``,
+  first wait for it, so a partition's batches still reach the broker in sequence order, at most
+  2 x ``buffer.memory`` bytes are held, and a failure of the background flush is raised by the next
+  ``send_batch`` or ``flush()``. A flush gives up when
   ``delivery.timeout.ms`` passes without an acknowledgement (counted from its start or from the last
   acknowledgement), and every wait in it (connecting, metadata, responses) ends by that deadline, so it
   fails within the timeout even when a broker accepts connections and never answers. A failed flush raises
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -83,7 +88,8 @@ def _batch_record_count(payload: bytes) -> int:
 
 
 class Producer:
-    """Writes Arrow columns to partitions; see the module docstring. Not thread-safe."""
+    """Writes Arrow columns to partitions; see the module docstring. Not thread-safe (its own background
+    flush aside): call it from one thread."""
 
     def __init__(self, client, *, acks: int | str | None = None, compression: str | None = None,
                  idempotent: bool | None = None, batch_size: int | None = None, max_in_flight: int | None = None,
@@ -129,6 +135,11 @@ class Producer:
         self._round_robin: dict[str, itertools.count] = {}
         self._failed: BaseException | None = None
         self._closed = False
+        # the background flush of batches handed off by _auto_flush (one at a time)
+        self._flusher: threading.Thread | None = None
+        self._flusher_acks: dict[tuple[str, int], PartitionAck] = {}
+        self._flusher_error: BaseException | None = None
+        self._closing = threading.Event()
 
     # -- appending -------------------------------------------------------------------------------------
     @property
@@ -140,6 +151,8 @@ class Producer:
             raise KwireError("the producer is closed")
         if self._failed is not None:
             raise KwireError(f"the producer failed earlier and cannot be used: {self._failed}")
+        if self._flusher is not None and not self._flusher.is_alive():
+            self._join_flusher()  # raises what the background flush failed with, at the first chance
 
     def _init_producer_id(self, topic: str, partition: int) -> None:
         client = self.client
@@ -212,15 +225,34 @@ class Producer:
         return n
 
     def _auto_flush(self) -> None:
-        """More than buffer.memory bytes wait: deliver them now, keep what was acknowledged for flush()."""
+        """More than buffer.memory bytes wait: hand them to a background flush (after the previous one ended)."""
+        self._join_flusher()
+        handoff, self._queues, self._queued_bytes = self._queues, {}, 0
         acks: dict[tuple[str, int], PartitionAck] = {}
-        try:
-            self._flush(None, acks)
-        except BaseException as exc:
-            self._failed = exc
-            raise
-        finally:
-            self._carried = self._merged_acks(acks)
+        self._flusher_acks = acks
+
+        def deliver() -> None:
+            try:
+                self._flush(None, acks, handoff)
+            except BaseException as exc:  # raised in the caller's thread by _join_flusher
+                self._flusher_error = exc
+
+        self._flusher = threading.Thread(target=deliver, name="kwire-producer-flush", daemon=True)
+        self._flusher.start()
+
+    def _join_flusher(self) -> None:
+        """Wait for the background flush; carry what it got acknowledged; raise what it failed with."""
+        flusher = self._flusher
+        if flusher is None:
+            return
+        flusher.join()
+        self._flusher = None
+        self._carried = self._merged_acks(self._flusher_acks)
+        self._flusher_acks = {}
+        error, self._flusher_error = self._flusher_error, None
+        if error is not None:
+            self._failed = error
+            raise error
 
     def _send_partitioned(self, topic, values, keys, headers, timestamps_ms, partitions=None) -> int:
         import pyarrow as pa
@@ -272,7 +304,7 @@ class Producer:
 
     @property
     def pending_bytes(self) -> int:
-        """Encoded bytes queued and not yet acknowledged (more than buffer.memory triggers a flush)."""
+        """Encoded bytes queued and not yet sent (more than buffer.memory hands them to a background flush)."""
         return self._queued_bytes
 
     def _merged_acks(self, acks: dict) -> dict[tuple[str, int], PartitionAck]:
@@ -304,10 +336,13 @@ class Producer:
         self._check_usable()
         acks: dict[tuple[str, int], PartitionAck] = {}
         try:
-            self._flush(timeout_ms, acks)
+            self._join_flusher()
+            self._flush(timeout_ms, acks, self._queues)
         except BaseException as exc:
             self._failed = exc
             raise
+        finally:
+            self._queued_bytes = sum(len(b.payload) for q in self._queues.values() for b in q)
         result = self._merged_acks(acks)
         self._carried = {}
         return result
@@ -322,17 +357,17 @@ class Producer:
         return ProduceError(tp[0], tp[1], message, broker=broker, error=error, code=code, broker_address=address,
                             acknowledged={k: a.records for k, a in self._merged_acks(acks or {}).items()})
 
-    def _flush(self, timeout_ms: int | None, acks: dict) -> None:
-        """Deliver every queued batch, adding what was acknowledged to ``acks`` (also when it raises)."""
+    def _flush(self, timeout_ms: int | None, acks: dict, queues: dict) -> None:
+        """Deliver every batch of ``queues``, adding what was acknowledged to ``acks`` (also when it raises)."""
         try:
-            self._flush_rounds(timeout_ms, acks)
+            self._flush_rounds(timeout_ms, acks, queues)
         except (ProduceError, UnknownTopicError, ConfigError):
             raise
         except KwireError as exc:  # anything else: name the partition it happened to, and what was acknowledged
-            tp = next((tp for tp, q in self._queues.items() if q), ("?", -1))
+            tp = next((tp for tp, q in queues.items() if q), ("?", -1))
             raise self._produce_error(tp, "unexpected error", error=exc, acks=acks) from exc
 
-    def _flush_rounds(self, timeout_ms: int | None, acks: dict) -> None:
+    def _flush_rounds(self, timeout_ms: int | None, acks: dict, queues: dict) -> None:
         client = self.client
         budget_ms = self.delivery_timeout_ms if timeout_ms is None else timeout_ms
         started = time.monotonic()
@@ -340,12 +375,14 @@ class Producer:
         backoff = Backoff(client.config)
         window = min(self.max_in_flight, 5) if self.idempotent else self.max_in_flight
         rounds = 0
-        while any(self._queues.values()):
+        while any(queues.values()):
+            if self._closing.is_set():
+                raise KwireError("the producer was closed while it was flushing")
             rounds += 1
             failures: dict[tuple[str, int], tuple[BaseException, int | None]] = {}
-            plan = self._plan(window, failures)
+            plan = self._plan(window, failures, queues)
             results = self._send_round(plan, failures, deadline) if plan else {}
-            progressed = self._apply_results(plan, results, failures, acks)
+            progressed = self._apply_results(plan, results, failures, acks, queues)
             if progressed:
                 # delivery.timeout.ms counts from the last acknowledgement: a long flush that keeps making
                 # progress is not cut short, one that makes none ends within the timeout.
@@ -355,7 +392,7 @@ class Producer:
                 continue
             # Retriable failures: check budgets, back off, refresh metadata, go again.
             for tp, (error, broker) in failures.items():
-                queue = self._queues.get(tp)
+                queue = queues.get(tp)
                 head = queue[0] if queue else None
                 if head is not None:
                     head.last_error = error
@@ -367,11 +404,11 @@ class Producer:
             delay = backoff.next_delay()
             if time.monotonic() + delay > deadline:
                 tp, (error, broker) = next(iter(failures.items()))
-                unacked = sum(b.count for q in self._queues.values() for b in q)
+                unacked = sum(b.count for q in queues.values() for b in q)
                 raise self._produce_error(
                     tp,
                     f"delivery timeout of {budget_ms} ms (delivery.timeout.ms) expired after {rounds} round(s); "
-                    f"{unacked} record(s) in {sum(1 for q in self._queues.values() if q)} partition(s) were not "
+                    f"{unacked} record(s) in {sum(1 for q in queues.values() if q)} partition(s) were not "
                     f"acknowledged",
                     broker=broker, error=error, acks=acks)
             log.debug("produce round %d: %d partition(s) to retry in %.3fs (e.g. %s)", rounds, len(failures), delay,
@@ -386,12 +423,12 @@ class Producer:
                     raise
                 log.debug("metadata refresh failed while producing: %s", exc)
 
-    def _plan(self, window: int, failures) -> dict[int, list[list[_Batch]]]:
+    def _plan(self, window: int, failures, queues: dict) -> dict[int, list[list[_Batch]]]:
         """Requests per leader: each a list of batches, at most one per partition, in sequence order."""
         client = self.client
         plan: dict[int, list[list[_Batch]]] = {}
         sizes: dict[int, list[int]] = {}
-        for tp, queue in self._queues.items():
+        for tp, queue in queues.items():
             if not queue:
                 continue
             try:
@@ -536,11 +573,11 @@ class Producer:
                 results[id(batch)] = ("error", error_for(code, topic=batch.topic, partition=batch.partition,
                                                          broker=leader, error_message=message), leader)
 
-    def _apply_results(self, plan, results, failures, acks) -> bool:
+    def _apply_results(self, plan, results, failures, acks, queues: dict) -> bool:
         """Pop acknowledged batches; record retriable failures; raise ProduceError for fatal ones."""
         progressed = False
         seen = {id(b) for reqs in plan.values() for req in reqs for b in req}
-        for tp, queue in self._queues.items():
+        for tp, queue in queues.items():
             earlier_failed = tp in failures
             kept: deque[_Batch] = deque()
             sent = [b for b in queue if id(b) in seen]
@@ -590,13 +627,15 @@ class Producer:
                 earlier_failed = True
                 kept.append(batch)
             kept.extend(unsent)
-            self._queues[tp] = kept
-        self._queued_bytes = sum(len(b.payload) for q in self._queues.values() for b in q)
+            queues[tp] = kept
         return progressed
 
     # -- life cycle ------------------------------------------------------------------------------------
     def close(self) -> None:
-        """Forget unsent batches (call flush() first to deliver them)."""
+        """Forget unsent batches (call flush() first to deliver them); a background flush stops after its round."""
+        self._closing.set()
+        if self._flusher is not None:
+            self._flusher.join(timeout=5)  # a daemon thread: never waits longer than its current round
         self._queues.clear()
         self._queued_bytes = 0
         self._closed = True

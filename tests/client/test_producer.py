@@ -11,6 +11,7 @@ import pytest
 from spark_kwire.client import BrokerConnection, BrokerConnectionError, KafkaClient, ProduceError, Producer, \
     PendingResponse, UnknownTopicError
 from spark_kwire.protocol import messages as m
+from spark_kwire.protocol.errors import KwireError
 from tests.client.conftest import rdkafka_consume
 
 HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
@@ -295,3 +296,47 @@ def test_per_row_partitions(bootstrap, client, create_topic, topic_name):
     assert all(got[f"{i}".encode()] == i % 3 for i in range(30) if i % 10)
     with pytest.raises(UnknownTopicError, match="partition 5"):
         producer.send_batch(topic_name, pa.array([0, 5], pa.int32()), pa.array([b"a", b"b"], pa.binary()))
+
+
+def test_background_flushes_keep_order_and_carry_acks(bootstrap, client, create_topic, topic_name, monkeypatch):
+    """A small buffer.memory hands batches to background flushes while later ones are encoded; slowed Produce
+    answers make the overlap real. Every record arrives once, in order, and flush() reports all of them."""
+    create_topic(topic_name, partitions=3)
+    original = BrokerConnection.send
+    overlapped = Counter()
+
+    def slow_send(self, api, body, version=None, **kw):
+        if api is m.PRODUCE:
+            time.sleep(0.02)
+        return original(self, api, body, version, **kw)
+
+    monkeypatch.setattr(BrokerConnection, "send", slow_send)
+    producer = Producer(client, batch_size=4096, buffer_memory=32 * 1024)
+    sent = defaultdict(list)
+    for chunk in range(20):
+        for p in range(3):
+            values = [f"{p}-{chunk}-{i:04d}".encode() * 4 for i in range(500)]
+            producer.send_batch(topic_name, p, pa.array(values, pa.binary()))
+            sent[p] += values
+            overlapped["busy"] += producer._flusher is not None and producer._flusher.is_alive()
+    acks = producer.flush()
+    assert overlapped["busy"] > 0, "no send_batch ran while a background flush was sending"
+    assert {tp[1]: (a.records, a.base_offset, a.last_offset) for tp, a in acks.items()} == \
+        {p: (10_000, 0, 9_999) for p in range(3)}
+    for p in range(3):
+        got = [v for b in client.fetch_range(topic_name, p, 0, 10_000) for v in b.value.to_pylist()]
+        assert got == sent[p]
+
+
+def test_background_flush_failure_is_raised_by_the_next_call(client, create_topic, topic_name, monkeypatch):
+    create_topic(topic_name)
+    _answer_produce_with_error(monkeypatch, 45, times=10**9)  # OUT_OF_ORDER_SEQUENCE_NUMBER: not retriable
+    producer = Producer(client, batch_size=1024, buffer_memory=4096)
+    producer.send_batch(topic_name, 0, pa.array([b"x" * 100] * 100, pa.binary()))  # over buffer.memory: handed off
+    with pytest.raises(ProduceError, match="OUT_OF_ORDER_SEQUENCE_NUMBER"):
+        for _ in range(100):
+            producer.send_batch(topic_name, 0, pa.array([b"y"], pa.binary()))
+            time.sleep(0.05)
+        producer.flush()
+    with pytest.raises(KwireError, match="failed earlier"):
+        producer.send_batch(topic_name, 0, pa.array([b"z"], pa.binary()))
