@@ -65,7 +65,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _port_answers(port: int) -> bool:
+def port_answers(port: int) -> bool:
+    """Whether something accepts TCP connections on 127.0.0.1:port."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5):
             return True
@@ -73,7 +74,7 @@ def _port_answers(port: int) -> bool:
         return False
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Runs in the child before exec: ask Linux to SIGKILL it when the parent process dies."""
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
@@ -99,7 +100,7 @@ def run_java_tool(main_class: str, *args: str, input: str | bytes | None = None,
     text = not isinstance(input, bytes)
     proc = subprocess.run(
         java_command(main_class, *args, system_properties=system_properties),
-        input=input, capture_output=True, timeout=timeout, text=text, preexec_fn=_die_with_parent,
+        input=input, capture_output=True, timeout=timeout, text=text, preexec_fn=die_with_parent,
     )
     if check and proc.returncode != 0:
         raise KafkaLauncherError(
@@ -217,7 +218,7 @@ class KafkaCluster:
             args += ["--add-scram", f"{mechanism}=[name={name},password={password}]"]
         return subprocess.Popen(
             java_command("kafka.tools.StorageTool", *args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, preexec_fn=_die_with_parent,
+            text=True, preexec_fn=die_with_parent,
         )
 
     def _launch(self, node: KafkaNode) -> None:
@@ -225,7 +226,7 @@ class KafkaCluster:
         node.process = subprocess.Popen(
             java_command("kafka.Kafka", str(node.workdir / "server.properties"), heap=self.heap,
                          system_properties={"org.slf4j.simpleLogger.defaultLogLevel": "info"}),
-            stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent, cwd=node.workdir,
+            stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent, cwd=node.workdir,
         )
         log.close()
 
@@ -240,7 +241,7 @@ class KafkaCluster:
                     f"log tail ({node.log_path}):\n{node.log_tail()}"
                 )
             started = _READY_LINE in node.log_path.read_text(errors="replace")
-            if started and all(_port_answers(l.port) for l in node.listeners):
+            if started and all(port_answers(l.port) for l in node.listeners):
                 pending.pop(0)
                 continue
             if time.monotonic() > deadline:
@@ -939,7 +940,7 @@ def _stop_all_spark_clusters() -> None:
 class _Spawner:
     """One long-lived daemon thread that starts child processes for the whole Python process.
 
-    Two reasons not to fork from an arbitrary thread with ``preexec_fn`` (as ``_die_with_parent`` needs):
+    Two reasons not to fork from an arbitrary thread with ``preexec_fn`` (as ``die_with_parent`` needs):
 
     * a fork that runs Python code in the child (a ``preexec_fn``) runs CPython's after-fork clean-up
       there, which finalizes the other threads' thread-local objects -- among them py4j's per-thread

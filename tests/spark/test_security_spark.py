@@ -128,7 +128,6 @@ def test_wrong_password_error_names_mechanism_not_password(spark, client, kafka_
     assert wrong not in text and PASSWORD not in text
 
 
-@pytest.mark.xfail(reason="spark/options.py: ReadOptions/WriteOptions reprs show kafka.* secrets", strict=False)
 def test_parsed_spark_options_do_not_show_secrets(kafka_options):
     from spark_kwire.spark.options import ReadOptions, WriteOptions
 

@@ -15,7 +15,6 @@ import glob
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -26,32 +25,13 @@ from pathlib import Path
 import pytest
 
 import pyspark
-from spark_kwire.testing import free_port
+from spark_kwire.testing import die_with_parent, free_port, port_answers
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 REPO = Path(__file__).resolve().parents[2]
 SERVER_START_TIMEOUT_S = 90
 CLIENT_TIMEOUT_S = 240
 ROWS = 300
-
-
-def _port_answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-def _new_session_and_die_with_parent() -> None:
-    """In the server's shell before exec: its own process group (killed as a whole), SIGKILL if pytest dies."""
-    os.setsid()
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
 
 
 def _installed_package_visible_to_workers(cwd: Path) -> tuple[bool, str]:
@@ -104,14 +84,14 @@ def connect_server(tmp_path_factory):
     log_path = work / "server.out"
     with open(log_path, "wb") as log:
         server = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                  preexec_fn=_new_session_and_die_with_parent)
+                                  preexec_fn=die_with_parent)
 
     def log_tail() -> str:
         return "\n".join(log_path.read_text(errors="replace").splitlines()[-40:])
 
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while not _port_answers(port):
+        while not port_answers(port):
             if server.poll() is not None:
                 pytest.fail(f"Spark Connect server exited with {server.returncode}:\n{log_tail()}")
             if time.monotonic() > deadline:
