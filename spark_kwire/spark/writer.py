@@ -164,7 +164,10 @@ class _TaskWriter:
             )
 
     def finish(self) -> WriteReport:
-        acknowledged = self.producer.flush()
+        try:
+            acknowledged = self.producer.flush()
+        finally:
+            self.producer.close()
         return WriteReport(written={f"{t}:{p}": int(c) for (t, p), c in _counts(acknowledged).items()})
 
 
@@ -174,8 +177,12 @@ def _counts(acknowledged) -> dict:
 
 def write_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> WriteReport:
     writer = _TaskWriter(options)
-    for batch in batches:
-        writer.add(batch)
+    try:
+        for batch in batches:
+            writer.add(batch)
+    except BaseException:
+        writer.producer.close()  # a background flush stops after its current round instead of going on alone
+        raise
     return writer.finish()
 
 
