@@ -29,6 +29,8 @@ from ..errors import ProtocolDecodeError
 DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
 # zstd's densest encoding (a 4-byte RLE block for 128 KiB of output) inflates a byte at most this much
 _ZSTD_MAX_RATIO = 32 * 1024
+# largest piece gzip and lz4 output is asked for at once
+_STEP = 16 * 1024 * 1024
 
 
 class DecompressedSizeError(ProtocolDecodeError):
@@ -188,21 +190,28 @@ def _snappy_decompress(data, limit: int) -> bytes:
 
 def _gzip_decompress(data, limit: int) -> bytes:
     # Several members may follow each other (RFC 1952), possibly padded with zero bytes as gzip allows.
+    # Output comes in pieces of at most _STEP bytes, so a refused payload never holds much more than the limit.
     chunks = []
     total = 0
     rest = bytes(data)
     while True:
         d = zlib.decompressobj(31)
-        out = d.decompress(rest, limit - total + 1)
-        total += len(out)
-        if total > limit:
-            raise DecompressedSizeError("gzip", limit)
-        if not d.eof:
-            raise ValueError("truncated gzip member")
-        chunks.append(out)
+        pending = rest
+        while True:
+            room = min(_STEP, limit - total + 1)
+            piece = d.decompress(pending, room)
+            total += len(piece)
+            if total > limit:
+                raise DecompressedSizeError("gzip", limit)
+            chunks.append(piece)
+            if d.eof:
+                break
+            if len(piece) < room and not d.unconsumed_tail:
+                raise ValueError("truncated gzip member")
+            pending = d.unconsumed_tail
         rest = d.unused_data
         if not rest.strip(b"\0"):
-            return b"".join(chunks)
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _lz4_decompress(data, legacy_magic, limit: int) -> bytes:
@@ -213,7 +222,7 @@ def _lz4_decompress(data, legacy_magic, limit: int) -> bytes:
     d = lz4.frame.LZ4FrameDecompressor()
     chunks = []
     total = 0
-    piece = d.decompress(data, max_length=min(limit + 1, max(1 << 16, 4 * len(data))))
+    piece = d.decompress(data, max_length=min(limit + 1, _STEP, max(1 << 16, 4 * len(data))))
     while True:
         total += len(piece)
         if total > limit:
@@ -223,7 +232,7 @@ def _lz4_decompress(data, legacy_magic, limit: int) -> bytes:
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
         if d.needs_input:
             raise ValueError("truncated lz4 frame")
-        piece = d.decompress(b"", max_length=min(limit - total + 1, max(1 << 16, 2 * total)))
+        piece = d.decompress(b"", max_length=min(limit - total + 1, _STEP))
 
 
 def _zstd_decompress(data, limit: int) -> bytes:
