@@ -44,7 +44,7 @@ class GroupDescription:
     members: tuple = ()
     coordinator: int = -1
     error_code: int = 0
-    group_type: str = "classic"  # "consumer" for KIP-848 groups (DescribeGroups cannot show their members)
+    group_type: str = "classic"  # "consumer" for KIP-848 groups (described by ConsumerGroupDescribe when offered)
     error_message: str | None = None
 
 
@@ -343,9 +343,37 @@ class Admin:
         return [GroupListing(g["group_id"], g.get("protocol_type", ""), g.get("group_state", ""),
                              g.get("group_type", ""), node_id) for g in response.get("groups") or ()]
 
+    def _describe_consumer_group(self, coordinator: int, group: str, listing) -> GroupDescription | None:
+        """A KIP-848 group through ConsumerGroupDescribe (members and the server-side assignor), or None when
+        the broker does not offer that API or the group is not a "consumer" group."""
+        if (listing.group_type or "consumer") != "consumer":
+            return None
+        conn = self.client.connection(coordinator)
+        if not conn.supports(m.CONSUMER_GROUP_DESCRIBE):
+            return None
+        response = conn.request(m.CONSUMER_GROUP_DESCRIBE, {"group_ids": [group],
+                                                            "include_authorized_operations": False})
+        for g in response.get("groups") or ():
+            if g.get("group_id") != group:
+                continue
+            code = g.get("error_code", 0)
+            if code == 69:  # gone meanwhile
+                return GroupDescription(group, "Dead", "", "", (), coordinator, code, "consumer",
+                                        g.get("error_message"))
+            if code:
+                raise error_for(code, broker=coordinator,
+                                error_message=f"group {group!r}: {g.get('error_message') or ''}".strip())
+            members = tuple(GroupMember(mb["member_id"], mb.get("client_id", ""), mb.get("client_host", ""),
+                                        mb.get("instance_id")) for mb in g.get("members") or ())
+            return GroupDescription(group, g.get("group_state", "") or listing.state,
+                                    listing.protocol_type or "consumer", g.get("assignor_name", ""), members,
+                                    coordinator, 0, "consumer")
+        return None
+
     def describe_groups(self, group_ids: Iterable[str]) -> dict[str, GroupDescription]:
-        """``{group_id: GroupDescription}``; a group that does not exist has state "Dead"; for a KIP-848
-        ("consumer" protocol) group only its state from ListGroups is known (``group_type == "consumer"``)."""
+        """``{group_id: GroupDescription}``; a group that does not exist has state "Dead". KIP-848 ("consumer"
+        protocol) groups, which DescribeGroups cannot see, are described by ConsumerGroupDescribe
+        (``group_type == "consumer"``, ``protocol`` = the server-side assignor)."""
         out: dict[str, GroupDescription] = {}
         client = self.client
         for group in group_ids:
@@ -359,6 +387,9 @@ class Admin:
                     if code == 69:  # GROUP_ID_NOT_FOUND; also what Kafka 4 answers for a non-classic group
                         listed = [x for x in self._list_groups_on(coordinator) if x.group_id == group]
                         if listed:
+                            described = self._describe_consumer_group(coordinator, group, listed[0])
+                            if described is not None:
+                                return described
                             return GroupDescription(group, listed[0].state, listed[0].protocol_type, "", (),
                                                     coordinator, code, listed[0].group_type or "consumer",
                                                     g.get("error_message"))

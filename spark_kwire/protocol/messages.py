@@ -38,7 +38,7 @@ __all__ = [
     "API_VERSIONS", "METADATA", "PRODUCE", "FETCH", "LIST_OFFSETS", "FIND_COORDINATOR",
     "OFFSET_COMMIT", "OFFSET_FETCH", "JOIN_GROUP", "SYNC_GROUP", "HEARTBEAT", "LEAVE_GROUP",
     "LIST_GROUPS", "DESCRIBE_GROUPS", "INIT_PRODUCER_ID", "SASL_HANDSHAKE", "SASL_AUTHENTICATE",
-    "CREATE_TOPICS", "DELETE_TOPICS", "DESCRIBE_CONFIGS",
+    "CREATE_TOPICS", "DELETE_TOPICS", "DESCRIBE_CONFIGS", "CONSUMER_GROUP_DESCRIBE",
 ]
 
 REQUEST_HEADER = MessageSchema("RequestHeader", "1-2", "2+", [
@@ -513,6 +513,48 @@ DESCRIBE_GROUPS = _api(15, "DescribeGroups", "0-6", flexible="5+",
     ],
 )
 
+# KIP-848 ("consumer" protocol) groups, which DescribeGroups cannot describe
+_ASSIGNMENT = Struct(
+    F("topic_partitions", Array(
+        F("topic_id", UUID),
+        F("topic_name", STRING),
+        F("partitions", Array(INT32)),
+    )),
+)
+
+CONSUMER_GROUP_DESCRIBE = _api(69, "ConsumerGroupDescribe", "0-1", flexible="0+",
+    request=[
+        F("group_ids", Array(STRING)),
+        F("include_authorized_operations", BOOL),
+    ],
+    response=[
+        F("throttle_time_ms", INT32),
+        F("groups", Array(
+            F("error_code", INT16),
+            F("error_message", STRING, nullable="0+"),
+            F("group_id", STRING),
+            F("group_state", STRING),
+            F("group_epoch", INT32),
+            F("assignment_epoch", INT32),
+            F("assignor_name", STRING),
+            F("members", Array(
+                F("member_id", STRING),
+                F("instance_id", STRING, nullable="0+"),
+                F("rack_id", STRING, nullable="0+"),
+                F("member_epoch", INT32),
+                F("client_id", STRING),
+                F("client_host", STRING),
+                F("subscribed_topic_names", Array(STRING)),
+                F("subscribed_topic_regex", STRING, nullable="0+"),
+                F("assignment", _ASSIGNMENT),
+                F("target_assignment", _ASSIGNMENT),
+                F("member_type", INT8, "1+", default=-1),
+            )),
+            F("authorized_operations", INT32, default=-2147483648),
+        )),
+    ],
+)
+
 INIT_PRODUCER_ID = _api(22, "InitProducerId", "0-6", flexible="2+", latest_version_unstable=True,
     request=[
         F("transactional_id", STRING, nullable="0+"),
@@ -653,7 +695,7 @@ ALL_APIS: tuple[Api, ...] = tuple(sorted((
     PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR,
     JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS,
     SASL_HANDSHAKE, API_VERSIONS, CREATE_TOPICS, DELETE_TOPICS, INIT_PRODUCER_ID,
-    DESCRIBE_CONFIGS, SASL_AUTHENTICATE,
+    DESCRIBE_CONFIGS, SASL_AUTHENTICATE, CONSUMER_GROUP_DESCRIBE,
 ), key=lambda api: api.api_key))
 """Every declared API, in api-key order."""
 

@@ -29,9 +29,10 @@ naming the Kafka error, the resource and the ACL operation it needs.
 
 `group_offsets` has a row for each partition a group has committed an offset for (a member's assigned
 partition without a commit, shown with "-" by kafka-consumer-groups.sh, has none); `lag` is
-`latest_offset - committed_offset`, as that tool computes LAG. For KIP-848 groups (group.protocol=consumer)
-DescribeGroups does not report members or the assignor: `member_count` (unless the group is Empty) and
-`protocol` are null for them.
+`latest_offset - committed_offset`, as that tool computes LAG. KIP-848 groups (group.protocol=consumer),
+which DescribeGroups cannot see, are described by ConsumerGroupDescribe: `protocol` is the server-side
+assignor (e.g. "uniform"); on a broker without that API their `member_count` (unless Empty) and `protocol`
+are null.
 
 Offsets come from ListOffsets with the client's isolation level (read_uncommitted unless
 `kafka.isolation.level` says otherwise), as `kafka-consumer-groups.sh` and `kafka-get-offsets.sh` do.
@@ -92,9 +93,9 @@ SCHEMAS: dict[str, StructType] = {
         ("group_id", StringType(), False),
         ("state", StringType(), True),                 # Stable, Empty, PreparingRebalance, ...
         ("protocol_type", StringType(), True),         # "consumer", "connect", ...; null when none
-        ("protocol", StringType(), True),              # the assignor, e.g. "range"; null when none or KIP-848
+        ("protocol", StringType(), True),              # the assignor: "range" (client side), "uniform" (KIP-848)
         ("coordinator", IntegerType(), True),          # broker id of the group coordinator
-        ("member_count", IntegerType(), True),         # null for non-empty KIP-848 groups (not in DescribeGroups)
+        ("member_count", IntegerType(), True),         # null only where a broker cannot describe the group
     ),
     # One row per (group, topic, partition) with a committed offset: the lag table.
     "group_offsets": _fields(
@@ -400,12 +401,13 @@ def group_rows(client, listings: Iterable) -> list[tuple]:
         d = descriptions.get(listing.group_id)
         if d is None or (d.state == "Dead" and d.error_code == GROUP_ID_NOT_FOUND):
             continue  # deleted after planning
-        classic = (d.group_type or "classic") == "classic"
+        # Described: classic groups by DescribeGroups, KIP-848 ones by ConsumerGroupDescribe (error_code 0);
+        # a broker without ConsumerGroupDescribe leaves only the state from ListGroups (Empty: no members).
+        described = (d.group_type or "classic") == "classic" or d.error_code == 0
         state = _or_none(d.state) or _or_none(listing.state)
-        # DescribeGroups cannot see the members of a KIP-848 group; an Empty one has none, though.
-        members = len(d.members) if classic else (0 if state == "Empty" else None)
+        members = len(d.members) if described else (0 if state == "Empty" else None)
         rows.append((listing.group_id, state, _or_none(d.protocol_type) or _or_none(listing.protocol_type),
-                     _or_none(d.protocol) if classic else None,
+                     _or_none(d.protocol) if described else None,
                      d.coordinator if d.coordinator >= 0 else listing.coordinator, members))
     return rows
 

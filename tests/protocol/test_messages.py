@@ -3,11 +3,18 @@
 Byte-level correctness is checked against encoders nobody here wrote:
 kafka-python 3 (both its JSON-driven ``kafka.protocol`` classes and its older
 hand-written ``kafka.protocol.old`` structs) and a few vectors produced by the
-Java classes of kafka-clients 4.1.1.
+Java classes of kafka-clients 4.1.1. For APIs kafka-python does not ship, its
+JSON-driven codec is fed Kafka's own message JSON from the kafka-clients jar.
 """
 
 import functools
+import glob
+import importlib
 import struct
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
 import time
 import tracemalloc
 import uuid
@@ -50,14 +57,36 @@ def case_id(case):
 # ----------------------------------------------------------------- kafka-python adapter
 
 
+@functools.lru_cache(maxsize=None)
+def _kafka_message_json_package():
+    """A package holding common/message/*.json of the kafka-clients jar fetched by jars/ (for kafka-python's loader)."""
+    jars = sorted(glob.glob(str(Path(__file__).resolve().parents[2] / "jars/kafka/target/lib/kafka-clients-*.jar")))
+    if not jars:
+        raise LookupError("no kafka-clients jar under jars/kafka/target/lib: run `make setup` (Maven fetches it)")
+    root = Path(tempfile.mkdtemp(prefix="kwire-kafka-json-"))
+    package = root / "kwire_kafka_message_json"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    with zipfile.ZipFile(jars[-1]) as jar:
+        for name in jar.namelist():
+            if name.startswith("common/message/") and name.endswith(".json"):
+                (package / Path(name).name).write_bytes(jar.read(name))
+    sys.path.insert(0, str(root))
+    return importlib.import_module(package.name)
+
+
+@functools.lru_cache(maxsize=None)
 def kp_class(api, kind):
-    """The kafka-python ApiMessage class of ``api`` (``kind`` = "request"/"response")."""
+    """The kafka-python ApiMessage class of ``api`` (``kind`` = "request"/"response"): its own, or one its
+    JSON-driven codec builds from Kafka's message JSON."""
     name = api.name + kind.capitalize()
     for module in (kp_metadata, kp_consumer, kp_producer, kp_admin, kp_sasl):
         cls = getattr(module, name, None)
         if cls is not None:
             return cls
-    raise LookupError(name)
+    from kafka.protocol.api_message import ApiMessage
+
+    return type(ApiMessage)(name, (ApiMessage,), {}, load_json=_kafka_message_json_package())
 
 
 def to_kafka_python(cls, struct_type, version, flexible, body):
@@ -201,7 +230,7 @@ def test_api_table():
         13: ("LeaveGroup", 0, 5, 4), 14: ("SyncGroup", 0, 5, 4), 15: ("DescribeGroups", 0, 6, 5),
         16: ("ListGroups", 0, 5, 3), 17: ("SaslHandshake", 0, 1, None), 18: ("ApiVersions", 0, 4, 3),
         19: ("CreateTopics", 2, 7, 5), 20: ("DeleteTopics", 1, 6, 4), 22: ("InitProducerId", 0, 6, 2),
-        32: ("DescribeConfigs", 1, 4, 4), 36: ("SaslAuthenticate", 0, 2, 2),
+        32: ("DescribeConfigs", 1, 4, 4), 36: ("SaslAuthenticate", 0, 2, 2), 69: ("ConsumerGroupDescribe", 0, 1, 0),
     }
     assert set(m.BY_KEY) == set(expected)
     for key, (name, low, high, flexible_from) in expected.items():
