@@ -48,6 +48,18 @@ class GroupDescription:
     error_message: str | None = None
 
 
+def _raise_group_error(code: int, coordinator: int, group: str, described: dict) -> None:
+    if code:
+        raise error_for(code, broker=coordinator,
+                        error_message=f"group {group!r}: {described.get('error_message') or ''}".strip())
+
+
+def _members(described: dict, *, instance_key: str) -> tuple:
+    """Members of a DescribeGroups / ConsumerGroupDescribe group entry."""
+    return tuple(GroupMember(mb["member_id"], mb.get("client_id", ""), mb.get("client_host", ""), mb.get(instance_key))
+                 for mb in described.get("members") or ())
+
+
 @dataclass(frozen=True)
 class CommittedOffset:
     offset: int
@@ -360,11 +372,8 @@ class Admin:
             if code == 69:  # gone meanwhile
                 return GroupDescription(group, "Dead", "", "", (), coordinator, code, "consumer",
                                         g.get("error_message"))
-            if code:
-                raise error_for(code, broker=coordinator,
-                                error_message=f"group {group!r}: {g.get('error_message') or ''}".strip())
-            members = tuple(GroupMember(mb["member_id"], mb.get("client_id", ""), mb.get("client_host", ""),
-                                        mb.get("instance_id")) for mb in g.get("members") or ())
+            _raise_group_error(code, coordinator, group, g)
+            members = _members(g, instance_key="instance_id")
             return GroupDescription(group, g.get("group_state", "") or listing.state,
                                     listing.protocol_type or "consumer", g.get("assignor_name", ""), members,
                                     coordinator, 0, "consumer")
@@ -395,11 +404,8 @@ class Admin:
                                                     g.get("error_message"))
                         return GroupDescription(group, "Dead", "", "", (), coordinator, code, "classic",
                                                 g.get("error_message"))
-                    if code:
-                        raise error_for(code, broker=coordinator,
-                                        error_message=f"group {group!r}: {g.get('error_message') or ''}".strip())
-                    members = tuple(GroupMember(mb["member_id"], mb.get("client_id", ""), mb.get("client_host", ""),
-                                                mb.get("group_instance_id")) for mb in g.get("members") or ())
+                    _raise_group_error(code, coordinator, group, g)
+                    members = _members(g, instance_key="group_instance_id")
                     return GroupDescription(group, g.get("group_state", ""), g.get("protocol_type", ""),
                                             g.get("protocol_data", ""), members, coordinator, 0)
                 return GroupDescription(group, "Dead", "", "", (), coordinator, 0)
