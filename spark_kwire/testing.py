@@ -758,8 +758,9 @@ def proxied_kafka_cluster(**cluster_kwargs) -> tuple[KafkaCluster, "ChaosProxy"]
 
     The broker advertises the proxy's port for ``PROXIED``, so a client bootstrapped with
     ``cluster.bootstrap("PROXIED")`` talks to the broker only through the proxy, while the ``PLAINTEXT``
-    listener (``cluster.bootstrap_servers``) stays direct for set-up and verification. Start the cluster
-    (``with cluster:``) and the proxy (``with proxy:``); the proxy is already bound to its port.
+    listener (``cluster.bootstrap_servers``) stays direct for set-up and verification. The proxy is running
+    already (its port is in the broker's configuration): start the cluster (``with cluster:``) and call
+    ``proxy.stop()`` at the end.
     """
     cluster = KafkaCluster(1, listeners=[Listener("PROXIED", "PLAINTEXT")], **cluster_kwargs)
     node = cluster.nodes[1]

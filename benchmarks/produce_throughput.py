@@ -1,0 +1,152 @@
+"""Producing to a topic: kwire's Producer (Arrow columns in, idempotent, acks=all) vs confluent-kafka (librdkafka).
+
+Sends N keyed records of 100 B (lz4, 8 partitions, keys partitioned by murmur2 in both) into fresh topics,
+alternating, and prints records/s and the ratio. Each sender waits until everything is acknowledged.
+kwire sends what it has encoded in the background while it encodes more; the variant "kwire, flush
+in line" hands each full buffer over synchronously instead (how kwire worked before), to show what the
+overlap is worth. ``--delay-ms D`` puts a loopback proxy in front of the broker that holds every response
+for up to D ms, as a broker across a network would.
+
+    python benchmarks/produce_throughput.py [--records 2000000] [--runs 3] [--delay-ms 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import sys
+import time
+
+from _common import report
+
+CHUNK = 10_000  # rows per Arrow batch handed to kwire, as a Spark task receives them
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=2_000_000)
+    parser.add_argument("--record-size", type=int, default=100)
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--compression", default="lz4")
+    parser.add_argument("--delay-ms", type=float, default=0.0, help="hold each broker response up to this long")
+    return parser.parse_args()
+
+
+@contextlib.contextmanager
+def cluster(args):
+    """(bootstrap for set-up, bootstrap the senders use)."""
+    from spark_kwire.testing import KafkaCluster, proxied_kafka_cluster
+
+    if not args.delay_ms:
+        with KafkaCluster(1, heap="2g") as kafka:
+            yield kafka.bootstrap_servers, kafka.bootstrap_servers
+        return
+    kafka, proxy = proxied_kafka_cluster(heap="2g")  # the proxy is running already
+    try:
+        with kafka:
+            proxy.configure(delay_probability=1.0, max_delay_s=args.delay_ms / 1000.0)
+            yield kafka.bootstrap_servers, kafka.bootstrap("PROXIED")
+    finally:
+        proxy.stop()
+
+
+def data(args):
+    import pyarrow as pa
+
+    pad = b"x" * max(0, args.record_size - 12)
+    keys = [str(i).encode() for i in range(args.records)]
+    values = [b"%012d" % i + pad for i in range(args.records)]
+    chunks = [(pa.array(values[s:s + CHUNK], pa.binary()), pa.array(keys[s:s + CHUNK], pa.binary()))
+              for s in range(0, args.records, CHUNK)]
+    return keys, values, chunks
+
+
+def produce_kwire(bootstrap, topic, chunks, args, *, in_line: bool) -> int:
+    from spark_kwire.client import KafkaClient, Producer
+
+    class InLineFlush(Producer):
+        """The producer before the background flush: a full buffer is delivered before send_batch returns."""
+
+        def _auto_flush(self):
+            if self._queued_bytes < self.buffer_memory:
+                return  # no early hand-off either
+            acks = {}
+            try:
+                self._flush(None, acks, self._queues)
+            finally:
+                self._carried = self._merged_acks(acks)
+                self._queued_bytes = sum(len(b.payload) for q in self._queues.values() for b in q)
+
+    options = {"bootstrap.servers": bootstrap, "compression.type": args.compression, "batch.size": "1048576"}
+    with KafkaClient(options) as client:
+        producer = (InLineFlush if in_line else Producer)(client)
+        for values, keys in chunks:
+            producer.send_batch(topic, None, values, keys)
+        acks = producer.flush()
+    return sum(a.records for a in acks.values())
+
+
+def produce_librdkafka(bootstrap, topic, keys, values, args) -> int:
+    from confluent_kafka import Producer
+
+    delivered = [0]
+
+    def on_delivery(err, _msg):
+        if err is None:
+            delivered[0] += 1
+
+    producer = Producer({"bootstrap.servers": bootstrap, "compression.type": args.compression, "acks": "all",
+                         "enable.idempotence": True, "linger.ms": 20, "batch.size": 1_000_000,
+                         "queue.buffering.max.messages": 1_000_000, "partitioner": "murmur2_random"})
+    produce = producer.produce
+    for key, value in zip(keys, values):
+        while True:
+            try:
+                produce(topic, value=value, key=key, on_delivery=on_delivery)
+                break
+            except BufferError:
+                producer.poll(0.05)
+    assert producer.flush(300) == 0
+    return delivered[0]
+
+
+def main() -> None:
+    args = parse_args()
+    from spark_kwire import admin
+    from spark_kwire.protocol.records import warm_up
+
+    warm_up()
+    keys, values, chunks = data(args)
+    counter = iter(range(10_000))
+    with cluster(args) as (setup, bootstrap):
+        def run(name, send):
+            topic = f"bench-produce-{next(counter)}"
+            admin.create_topic(setup, topic, partitions=args.partitions)
+            started = time.perf_counter()
+            acknowledged = send(bootstrap, topic)
+            seconds = time.perf_counter() - started
+            assert acknowledged == args.records, (name, acknowledged)
+            assert sum(admin.latest_offsets(setup, topic).values()) == args.records, name
+            return seconds
+
+        senders = {
+            "confluent-kafka": lambda b, t: produce_librdkafka(b, t, keys, values, args),
+            "kwire, flush in line": lambda b, t: produce_kwire(b, t, chunks, args, in_line=True),
+            "kwire": lambda b, t: produce_kwire(b, t, chunks, args, in_line=False),
+        }
+        seconds = {name: [] for name in senders}
+        for _ in range(args.runs):
+            for name, send in senders.items():
+                seconds[name].append(run(name, send))
+    where = f"through a proxy holding each response up to {args.delay_ms:g} ms" if args.delay_ms else "direct"
+    report(f"Produce {args.records:,} keyed records x {args.record_size} B, {args.partitions} partitions, "
+           f"{args.compression}, acks=all, idempotent, one local broker, {where}", args.records,
+           seconds, "confluent-kafka")
+    overlap = statistics.median(seconds["kwire, flush in line"]) / statistics.median(seconds["kwire"])
+    print(f"  ratio kwire / kwire, flush in line: {overlap:.2f}x")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
