@@ -74,13 +74,17 @@ def port_answers(port: int) -> bool:
         return False
 
 
-def die_with_parent() -> None:
-    """Runs in the child before exec: ask Linux to SIGKILL it when the parent process dies."""
+def _pdeathsig() -> None:
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
         pass
+
+
+def die_with_parent() -> None:
+    """Runs in the child before exec: ask Linux to SIGKILL it when the parent process dies, in a new session."""
+    _pdeathsig()
     os.setsid()
 
 
@@ -222,13 +226,12 @@ class KafkaCluster:
         )
 
     def _launch(self, node: KafkaNode) -> None:
-        log = open(node.log_path, "ab")
-        node.process = subprocess.Popen(
-            java_command("kafka.Kafka", str(node.workdir / "server.properties"), heap=self.heap,
-                         system_properties={"org.slf4j.simpleLogger.defaultLogLevel": "info"}),
-            stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent, cwd=node.workdir,
-        )
-        log.close()
+        # through the spawner, so that restart() may be called from any thread, also while Spark runs here
+        with open(node.log_path, "ab") as log:
+            node.process = spawner.popen(
+                java_command("kafka.Kafka", str(node.workdir / "server.properties"), heap=self.heap,
+                             system_properties={"org.slf4j.simpleLogger.defaultLogLevel": "info"}),
+                stdout=log, stderr=subprocess.STDOUT, cwd=node.workdir)
 
     def _wait_ready(self, nodes: list[KafkaNode], timeout: float = START_TIMEOUT_S) -> None:
         deadline = time.monotonic() + timeout
@@ -277,7 +280,7 @@ class KafkaCluster:
             node.process.wait(timeout=30)
 
     def restart(self, node_id: int, wait: bool = True) -> None:
-        """Start a killed node again on the same ports with the same data."""
+        """Start a killed node again on the same ports with the same data (from any thread: see _Spawner)."""
         node = self.nodes[node_id]
         if node.is_running():
             self.kill(node_id)
@@ -979,6 +982,8 @@ class _Spawner:
 
         if self.setpriv:
             cmd = [self.setpriv, "--pdeathsig", "KILL", "--", *cmd]
+        else:  # still die with this process; the child then runs Python code after the fork (see above)
+            kwargs.setdefault("preexec_fn", _pdeathsig)
         kwargs.setdefault("start_new_session", True)
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
@@ -994,21 +999,3 @@ class _Spawner:
 
 
 spawner = _Spawner()
-
-
-def restart_node(cluster: KafkaCluster, node_id: int, wait: bool = True) -> None:
-    """:meth:`KafkaCluster.restart`, safe to call from any thread while Spark runs in this process (see
-    :class:`_Spawner`): starts the killed node again on the same ports with the same data."""
-    node = cluster.nodes[node_id]
-    if node.is_running():
-        cluster.kill(node_id)
-    with open(node.log_path, "a") as log:
-        log.write("\n--- restarted by restart_node ---\n")
-    node.log_path.rename(node.workdir / f"server.{int(time.time() * 1000)}.log")
-    with open(node.log_path, "ab") as log:
-        node.process = spawner.popen(
-            java_command("kafka.Kafka", str(node.workdir / "server.properties"), heap=cluster.heap,
-                         system_properties={"org.slf4j.simpleLogger.defaultLogLevel": "info"}),
-            stdout=log, stderr=subprocess.STDOUT, cwd=node.workdir)
-    if wait:
-        cluster._wait_ready([node])

@@ -22,7 +22,7 @@ from typing import Callable
 import pyarrow as pa
 
 from spark_kwire.client import KafkaClient, Producer
-from spark_kwire.testing import descendant_pids, identify, kill_processes, restart_node
+from spark_kwire.testing import descendant_pids, identify, kill_processes
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -199,7 +199,7 @@ class LeaderKiller(threading.Thread):
                     break
                 time.sleep(0.05)
             if self.restart and not self.stopping.is_set():
-                restart_node(self.cluster, self.victim, wait=False)  # not cluster.restart: see _Spawner
+                self.cluster.restart(self.victim, wait=False)
                 self.restarted_at = time.monotonic()
             while self.watch_progress and not self.stopping.is_set():
                 try:
