@@ -424,9 +424,10 @@ class RangeReader:
                         topic=self.topic, partition=self.partition,
                         max_decompressed_bytes=client.config.max_decompressed_bytes)
                 except DecompressedSizeError as exc:
-                    exc.args = (f"{exc} (broker {current.leader}). If batches this large are expected, raise "
-                                f"kwire.max.decompressed.bytes (the Spark option 'maxDecompressedBytes').",)
-                    raise
+                    raise DecompressedSizeError(
+                        exc.codec, exc.limit, f"{exc.where} (broker {current.leader})",
+                        "decompressed data per fetched partition. If batches this large are expected, raise "
+                        "kwire.max.decompressed.bytes (the Spark option 'maxDecompressedBytes')") from exc
                 new_position = max(offset, decoded.next_offset)
                 if decoded.record_count:
                     self.records_read += decoded.record_count

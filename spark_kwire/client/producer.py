@@ -21,8 +21,8 @@
   ``flush()``, first wait for it, so a partition's batches still reach the broker in sequence order and at
   most 2 x ``buffer.memory`` bytes are held. A failure of the background flush is raised by the next
   ``send_batch`` or ``flush()``. (Handing off smaller amounts as soon as the sender is idle was measured
-  slower: each flush pays a round trip, so big flushes with 5 requests in flight carry more per wait.) A flush gives up when
-  ``delivery.timeout.ms`` passes without an acknowledgement (counted from its start or from the last
+  slower: each flush pays a round trip, so big flushes with 5 requests in flight carry more per wait.)
+  A flush gives up when ``delivery.timeout.ms`` passes without an acknowledgement (counted from its start or from the last
   acknowledgement), and every wait in it (connecting, metadata, responses) ends by that deadline, so it
   fails within the timeout even when a broker accepts connections and never answers. A failed flush raises
   :class:`ProduceError` naming the topic, partition, leader and last error, with ``acknowledged`` holding

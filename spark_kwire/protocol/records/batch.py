@@ -125,14 +125,6 @@ def _fail(topic, partition, base_offset, code_or_msg) -> ProtocolDecodeError:
     )
 
 
-def _too_large(codec, limit, topic, partition, base_offset) -> DecompressedSizeError:
-    error = DecompressedSizeError(codec, limit)
-    error.args = (f"record set for topic {topic!r} partition {partition}, batch at base offset {base_offset}: "
-                  f"{codec} data inflates to more than {limit} bytes, the limit on decompressed data per fetched "
-                  f"partition",)
-    return error
-
-
 def _empty_binary() -> pa.Array:
     return pa.array([], type=pa.binary())
 
@@ -251,11 +243,8 @@ def decode_record_set(
         ctrl = e["ctrl"]
         for i in np.flatnonzero((ctrl == K.CTRL_UNPARSED) & (e["pid"] >= 0)).tolist():
             p = int(e["pos"][i])
-            try:
-                data = _decompress_entry(mv, p, int(e["size"][i]), 2, int(codec[i]), topic, partition,
-                                         int(base_offset[i]), max_decompressed_bytes)
-            except DecompressedSizeError as exc:
-                raise _too_large(exc.codec, max_decompressed_bytes, topic, partition, int(base_offset[i])) from None
+            data = _decompress_entry(mv, p, int(e["size"][i]), 2, int(codec[i]), topic, partition,
+                                     int(base_offset[i]), max_decompressed_bytes, max_decompressed_bytes)
             ctrl[i] = _control_type_py(data) if e["count"][i] > 0 else K.CTRL_UNKNOWN
         ab = np.asarray(aborted_transactions, dtype=np.int64).reshape(-1, 2)
         order = np.argsort(ab[:, 1], kind="stable")
@@ -300,11 +289,8 @@ def decode_record_set(
             mg = int(k_magic[j])
             c = int(k_codec[j])
             bo = int(base_offset[kept[j]])
-            try:
-                data = _decompress_entry(mv, p, int(k_size[j]), mg, c, topic, partition, bo,
-                                         max_decompressed_bytes - cur)
-            except DecompressedSizeError as exc:
-                raise _too_large(exc.codec, max_decompressed_bytes, topic, partition, bo) from None
+            data = _decompress_entry(mv, p, int(k_size[j]), mg, c, topic, partition, bo,
+                                     max_decompressed_bytes - cur, max_decompressed_bytes)
             ln = len(data)
             if mg == 2:
                 if int(reg[K.R_COUNT, j]) * K.V2_MIN_RECORD_SIZE > ln:
@@ -360,7 +346,9 @@ def decode_record_set(
     )
 
 
-def _decompress_entry(mv, p, size, magic, codec, topic, partition, base_offset, max_bytes) -> bytes:
+def _decompress_entry(mv, p, size, magic, codec, topic, partition, base_offset, max_bytes, limit) -> bytes:
+    """The payload of one compressed batch or wrapper; ``max_bytes`` is what is left of ``limit``, the bound on
+    all that one decode call inflates."""
     if magic == 2:
         payload = mv[p + K.V2_HEADER_SIZE : p + size]
         legacy_magic = None
@@ -373,8 +361,10 @@ def _decompress_entry(mv, p, size, magic, codec, topic, partition, base_offset, 
         legacy_magic = magic
     try:
         return decompress(codec, payload, legacy_magic=legacy_magic, max_bytes=max_bytes)
-    except DecompressedSizeError:
-        raise
+    except DecompressedSizeError as exc:
+        raise DecompressedSizeError(
+            exc.codec, limit, f"record set for topic {topic!r} partition {partition}, batch at base offset "
+            f"{base_offset}", "decompressed data per fetched partition") from None
     except ProtocolDecodeError as exc:
         raise _fail(topic, partition, base_offset, str(exc)) from exc
 

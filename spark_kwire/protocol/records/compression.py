@@ -36,10 +36,12 @@ _STEP = 16 * 1024 * 1024
 class DecompressedSizeError(ProtocolDecodeError):
     """A compressed payload inflates to more than the allowed number of bytes."""
 
-    def __init__(self, codec: str, limit: int) -> None:
-        super().__init__(f"{codec} data inflates to more than {limit} bytes, the limit on decompressed data")
+    def __init__(self, codec: str, limit: int, where: str = "", what: str = "decompressed data") -> None:
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}{codec} data inflates to more than {limit} bytes, the limit on {what}")
         self.codec = codec
         self.limit = limit
+        self.where = where
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 CODEC_IDS = {"none": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "zstd": ZSTD}
