@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 .PHONY: demo test setup venv jars bench clean
 
 demo: setup
-	$(PY) -m spark_kwire.demo
+	$(PY) -m harness.demo
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)

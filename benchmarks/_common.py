@@ -9,6 +9,12 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
+
+# The harness (local brokers, Spark's connector jars) lives in the repository, not in the wheel.
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
 
 def parse_args(description: str, default_records: int) -> argparse.Namespace:
@@ -27,7 +33,7 @@ def broker(args):
     if args.bootstrap:
         yield args.bootstrap
         return
-    from spark_kwire.testing import KafkaCluster
+    from harness import KafkaCluster
 
     with KafkaCluster(1, heap="2g") as cluster:
         yield cluster.bootstrap_servers
@@ -37,7 +43,7 @@ def spark_session():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    from spark_kwire.testing import spark_kafka_connector_jars
+    from harness import spark_kafka_connector_jars
 
     spark = (SparkSession.builder.master("local[2]").appName("kwire-bench")
              .config("spark.jars", ",".join(spark_kafka_connector_jars()))

@@ -23,6 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from harness import fake_broker  # noqa: E402
 from tests.faults import hostile  # noqa: E402
 from tests.faults import scenarios as sc  # noqa: E402
 from tests.faults.test_proxy_faults import chaos_write_and_read, idempotent_producer_through_chaos  # noqa: E402
@@ -54,7 +55,7 @@ def main() -> int:
         parser.error(f"unknown scenario(s) {sorted(unknown)}")
 
     from spark_kwire.protocol.records import warm_up
-    from spark_kwire.testing import KafkaCluster, SparkStandaloneCluster, proxied_kafka_cluster
+    from harness import KafkaCluster, SparkStandaloneCluster, proxied_kafka_cluster
 
     warm_up()
     outcomes: list[sc.Outcome] = []
@@ -203,10 +204,10 @@ def fuzz(bootstrap: str, inputs: int) -> str:
     options = {"request.timeout.ms": "1000", "default.api.timeout.ms": "2000", "fetch.max.wait.ms": "100",
                "retry.backoff.max.ms": "200"}
     for mode in sorted(EXPECTED):
-        with hostile.FakeBroker(mode) as broker, KafkaClient({"bootstrap.servers": broker.bootstrap, **options}) as client:
+        with fake_broker.FakeBroker(mode) as broker, KafkaClient({"bootstrap.servers": broker.bootstrap, **options}) as client:
             started = time.monotonic()
             try:
-                for _ in client.fetch_range(hostile.FAKE_TOPIC, 0, 0, 3):
+                for _ in client.fetch_range(fake_broker.FAKE_TOPIC, 0, 0, 3):
                     pass
                 outcome = "no error (!)"
             except Exception as exc:  # noqa: BLE001
@@ -221,7 +222,7 @@ def fuzz(bootstrap: str, inputs: int) -> str:
     lines.append(f"decompression bombs ({inflated >> 20} MiB of zeros in one record; default limit "
                  f"{DEFAULT_MAX_DECOMPRESSED_BYTES >> 20} MiB):")
     for codec in ("gzip", "snappy", "lz4", "zstd"):
-        bomb = hostile.bomb_batch(codec, inflated)
+        bomb = fake_broker.bomb_batch(codec, inflated)
         tracemalloc.start()
         started = time.monotonic()
         try:

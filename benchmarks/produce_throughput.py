@@ -37,7 +37,7 @@ def parse_args() -> argparse.Namespace:
 @contextlib.contextmanager
 def cluster(args):
     """(bootstrap for set-up, bootstrap the senders use)."""
-    from spark_kwire.testing import KafkaCluster, proxied_kafka_cluster
+    from harness import KafkaCluster, proxied_kafka_cluster
 
     if not args.delay_ms:
         with KafkaCluster(1, heap="2g") as kafka:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from _common import broker, parse_args, report, spark_session, timed
 
-from spark_kwire.testing import run_java_tool
+from harness import run_java_tool
 
 
 def produce(bootstrap: str, topic: str, args) -> None:

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from spark_kwire.testing import KafkaCluster, spark_kafka_connector_jars
+from harness import KafkaCluster, spark_kafka_connector_jars
 
 
 @pytest.fixture(scope="session")

@@ -8,13 +8,14 @@ import sys
 
 import pytest
 
-from spark_kwire.testing import die_with_parent
+from harness import REPO_ROOT, die_with_parent
 
 
 @pytest.mark.timeout(600)
 def test_demo_starts_its_own_broker_and_gets_every_row_back(tmp_path):
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    done = subprocess.run([sys.executable, "-m", "spark_kwire.demo", "--rows", "5000"], cwd=tmp_path, env=env,
+    # as `make demo` runs it: from the repository root, where the harness (not part of the wheel) lives
+    done = subprocess.run([sys.executable, "-m", "harness.demo", "--rows", "5000"], cwd=REPO_ROOT, env=env,
                           capture_output=True, text=True, timeout=540, preexec_fn=die_with_parent)
     out = done.stdout
     assert done.returncode == 0, f"exit {done.returncode}\n{out[-3000:]}\n{done.stderr[-3000:]}"

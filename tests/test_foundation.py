@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from spark_kwire.testing import KafkaCluster, run_java_tool
+from harness import KafkaCluster, run_java_tool
 
 
 def _raw_api_versions(port: int) -> dict[int, tuple[int, int]]:

@@ -200,7 +200,7 @@ SCRAM_PASSWORD = "nb-" + uuid.uuid4().hex[:16]
 @pytest.fixture(scope="module")
 def scram_ssl_kafka(tmp_path_factory):
     """A broker whose client listener is SASL_SSL with SCRAM-SHA-512, as the Databricks notebook expects."""
-    from spark_kwire.testing import KafkaCluster, Listener, generate_test_certificates
+    from harness import KafkaCluster, Listener, generate_test_certificates
 
     certs = generate_test_certificates(tmp_path_factory.mktemp("nb-certs"))
     props = {

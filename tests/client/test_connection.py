@@ -10,7 +10,7 @@ import pytest
 from spark_kwire.client import (BrokerConnection, BrokerConnectionError, ClientConfig, KafkaClient,
                                 RequestTimeoutError, RetriesExhaustedError, UnsupportedVersionError)
 from spark_kwire.protocol import messages as m
-from spark_kwire.testing import free_port
+from harness import free_port
 
 
 def _config(**opts):

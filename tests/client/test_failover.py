@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from spark_kwire.client import KafkaClient, Producer
-from spark_kwire.testing import KafkaCluster
+from harness import KafkaCluster
 
 
 @pytest.fixture(scope="module")

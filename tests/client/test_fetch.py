@@ -9,7 +9,7 @@ import pytest
 
 from spark_kwire.client import FetchStalledError, KafkaClient, OffsetOutOfRangeError, RetriesExhaustedError
 from spark_kwire.protocol import messages as m
-from spark_kwire.testing import run_java_tool
+from harness import run_java_tool
 from tests.client.conftest import fake_kafka, rdkafka_produce
 
 

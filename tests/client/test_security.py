@@ -24,7 +24,7 @@ from spark_kwire.client.errors import is_retriable_error
 from spark_kwire.client.security import (AuthenticationError, JaasConfig, ScramClient, TlsError, parse_jaas_config,
                                          security_hooks)
 from spark_kwire.client.config import Secret
-from spark_kwire.testing import KafkaCluster, Listener, generate_test_certificates
+from harness import KafkaCluster, Listener, generate_test_certificates
 
 USER = "alice"
 PASSWORD = "kw1re-Pa55-" + uuid.uuid4().hex[:10]  # unique: grep-able in logs and messages
@@ -222,7 +222,7 @@ def _read_properties(path) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", ["client-plaintext", "client-ssl", "client-sasl-ssl-scram", "client-sasl-plain"])
 def test_example_client_settings_files_are_valid(name, certs):
-    from spark_kwire.testing import REPO_ROOT
+    from harness import REPO_ROOT
 
     props = _read_properties(REPO_ROOT / "conf" / f"{name}.properties")
     assert props["security.protocol"] in ("PLAINTEXT", "SSL", "SASL_SSL")

@@ -22,7 +22,7 @@ from typing import Callable
 import pyarrow as pa
 
 from spark_kwire.client import KafkaClient, Producer
-from spark_kwire.testing import descendant_pids, identify, kill_processes
+from harness import descendant_pids, identify, kill_processes
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

@@ -17,6 +17,8 @@ from spark_kwire.protocol.errors import KwireError, ProtocolDecodeError
 from spark_kwire.protocol.records import (DEFAULT_MAX_DECOMPRESSED_BYTES, DecompressedSizeError,
                                          decode_record_set, warm_up)
 
+from harness import fake_broker
+
 from . import hostile
 from . import scenarios as sc
 
@@ -106,10 +108,10 @@ def test_fake_broker_hostile_fetch_answers_fail_clearly_within_the_timeouts(mode
                "retry.backoff.max.ms": "200"}
     tracemalloc.start()
     try:
-        with hostile.FakeBroker(mode) as broker, KafkaClient({"bootstrap.servers": broker.bootstrap, **options}) as client:
+        with fake_broker.FakeBroker(mode) as broker, KafkaClient({"bootstrap.servers": broker.bootstrap, **options}) as client:
             started = time.monotonic()
             with pytest.raises(error_type) as info:
-                for _ in client.fetch_range(hostile.FAKE_TOPIC, 0, 0, 3):
+                for _ in client.fetch_range(fake_broker.FAKE_TOPIC, 0, 0, 3):
                     pass
             elapsed = time.monotonic() - started
             _, peak = tracemalloc.get_traced_memory()
@@ -128,7 +130,7 @@ def test_fake_broker_hostile_fetch_answers_fail_clearly_within_the_timeouts(mode
 @pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
 def test_decompression_bomb_stops_at_the_limit_in_bounded_memory(codec):
     limit = 8 * 2**20
-    batch = hostile.bomb_batch(codec, 64 * 2**20)
+    batch = fake_broker.bomb_batch(codec, 64 * 2**20)
     assert len(batch) < 4 * 2**20
     warm_up()  # loading compiled kernels allocates too; only the decode is measured
     tracemalloc.start()
@@ -145,7 +147,7 @@ def test_decompression_bomb_stops_at_the_limit_in_bounded_memory(codec):
 
 
 def test_decompression_bomb_past_the_default_limit_is_refused():
-    batch = hostile.bomb_batch("zstd", DEFAULT_MAX_DECOMPRESSED_BYTES + 2**20)
+    batch = fake_broker.bomb_batch("zstd", DEFAULT_MAX_DECOMPRESSED_BYTES + 2**20)
     assert len(batch) < 64 * 1024
     with pytest.raises(DecompressedSizeError, match=str(DEFAULT_MAX_DECOMPRESSED_BYTES)):
         decode_record_set(batch, start_offset=0, topic="bomb", partition=0)
@@ -156,14 +158,14 @@ def test_fake_broker_sending_a_decompression_bomb_fails_with_the_setting_to_rais
     options = {"request.timeout.ms": "1000", "default.api.timeout.ms": "2000", "kwire.max.decompressed.bytes": "4194304"}
     tracemalloc.start()
     try:
-        with hostile.FakeBroker("bomb") as broker, KafkaClient({"bootstrap.servers": broker.bootstrap, **options}) as client:
+        with fake_broker.FakeBroker("bomb") as broker, KafkaClient({"bootstrap.servers": broker.bootstrap, **options}) as client:
             with pytest.raises(DecompressedSizeError) as info:
-                for _ in client.fetch_range(hostile.FAKE_TOPIC, 0, 0, 3):
+                for _ in client.fetch_range(fake_broker.FAKE_TOPIC, 0, 0, 3):
                     pass
             _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     message = str(info.value)
     assert "more than 4194304 bytes" in message and "maxDecompressedBytes" in message, message
-    assert f"topic {hostile.FAKE_TOPIC!r} partition 0" in message, message
+    assert f"topic {fake_broker.FAKE_TOPIC!r} partition 0" in message, message
     assert peak < 24 * 2**20, f"peak {peak / 2**20:.0f} MiB"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kwire.testing import KafkaCluster
+from harness import KafkaCluster
 
 from . import scenarios as sc
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kwire.testing import SparkStandaloneCluster
+from harness import SparkStandaloneCluster
 
 from . import scenarios as sc
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from spark_kwire.client import KafkaClient, ProduceError, Producer
-from spark_kwire.testing import proxied_kafka_cluster
+from harness import proxied_kafka_cluster
 
 from . import scenarios as sc
 

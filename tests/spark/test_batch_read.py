@@ -11,7 +11,7 @@ import time
 import pytest
 from chispa import assert_df_equality
 
-from spark_kwire.testing import run_java_tool
+from harness import run_java_tool
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 

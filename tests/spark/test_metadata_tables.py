@@ -15,7 +15,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 
 from spark_kwire import admin
 from spark_kwire.spark.metadata import SCHEMAS
-from spark_kwire.testing import KafkaCluster, Listener, run_java_tool
+from harness import KafkaCluster, Listener, run_java_tool
 
 GROUP_TOOL = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 

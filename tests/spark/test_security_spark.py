@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from spark_kwire.client import KafkaClient, Producer
-from spark_kwire.testing import KafkaCluster, Listener, generate_test_certificates
+from harness import KafkaCluster, Listener, generate_test_certificates
 
 USER = "spark-user"
 PASSWORD = "sp4rk-Pa55-" + uuid.uuid4().hex[:10]

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 import pyspark
-from spark_kwire.testing import die_with_parent, free_port, port_answers
+from harness import die_with_parent, free_port, port_answers
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 REPO = Path(__file__).resolve().parents[2]

@@ -23,7 +23,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, Read
 from spark_kwire import admin
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.stream import KwireStreamReader, from_json_offsets
-from spark_kwire.testing import run_java_tool
+from harness import run_java_tool
 
 
 # -- helpers ------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from spark_kwire import admin
-from spark_kwire.testing import run_java_tool
+from harness import run_java_tool
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 

@@ -1,6 +1,6 @@
 """`make demo`: a local Apache Kafka broker, a kwire write, a batch read and a streaming read, with figures.
 
-Run with `python -m spark_kwire.demo [--rows N] [--bootstrap host:port]`. Without --bootstrap it starts
+Run with `python -m harness.demo [--rows N] [--bootstrap host:port]`. Without --bootstrap it starts
 a broker from the fetched jars (the embedded default) and stops it at the end.
 """
 
@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession, functions as F
 
     from spark_kwire import admin
-    from spark_kwire.testing import KafkaCluster
+    from harness import KafkaCluster
 
     with contextlib.ExitStack() as stack:
         if args.bootstrap:
