@@ -33,15 +33,16 @@ from typing import Any, Mapping
 from spark_kwire.client.errors import ConfigError
 
 __all__ = ["Secret", "ClientConfig", "ACKS", "ISOLATION_LEVELS", "COMPRESSION_TYPES", "SECURITY_PROTOCOLS",
-           "SASL_MECHANISMS", "is_sensitive_key"]
+           "SASL_MECHANISMS", "is_sensitive_key", "reveal"]
 
 ACKS = {"all": -1, "-1": -1, "0": 0, "1": 1}
 ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
 COMPRESSION_TYPES = ("none", "gzip", "snappy", "lz4", "zstd")
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "AWS_MSK_IAM", "GSSAPI")
 
-_SENSITIVE = re.compile(r"(password|secret|jaas|token|credential|\.key$|\.key\.pem$|keystore\.key|private)", re.IGNORECASE)
+_SENSITIVE = re.compile(r"(password|secret|jaas|token|credential|oauthbearer\.config|\.key$|\.key\.pem$|keystore\.key|private)",
+                        re.IGNORECASE)
 _MASK = b"spark-kwire/secret-mask"
 
 
@@ -89,6 +90,15 @@ class Secret:
 
     def __reduce__(self):
         return (_unmask_secret, (_mask(self._value.encode("utf-8")),))
+
+
+def reveal(value: Any) -> str | None:
+    """The clear text of a :class:`Secret`, ``str(value)`` of anything else, ``None`` for ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, Secret):
+        return value.reveal()
+    return str(value)
 
 
 def _mask(data: bytes) -> bytes:

@@ -2,6 +2,11 @@
 
 * ``connect()`` opens the socket within ``socket.connection.setup.timeout.ms``, applies the transport hook
   (TLS), negotiates API versions with ApiVersions, then runs the authentication hook (SASL).
+* Re-authentication (KIP-368): when the authentication hook reports a session lifetime (the broker's
+  ``connections.max.reauth.ms``, or what is left of an OAUTHBEARER token), the connection runs the hook again
+  before the session ends, like the Java client at a random point between 85% and 95% of the lifetime: the
+  first request sent after that point waits for the answers in flight, re-authenticates on the same socket,
+  then goes out. ``sasl_session`` shows the mechanism, lifetime and how often it re-authenticated.
 * ``send(api, body)`` writes a request and returns a :class:`PendingResponse`; several requests may be in
   flight (Kafka answers them in order on a connection). ``PendingResponse.result()`` reads frames until
   its own answer arrived (answers to earlier requests are kept on their own ``PendingResponse``).
@@ -16,11 +21,13 @@ it is meant for one user at a time.
 
 from __future__ import annotations
 
+import random
 import socket
 import struct
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from spark_kwire.client.config import ClientConfig
@@ -28,7 +35,8 @@ from spark_kwire.client.errors import BrokerConnectionError, RequestTimeoutError
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import KwireError, ProtocolDecodeError, error_for
 
-__all__ = ["BrokerConnection", "PendingResponse", "CLIENT_SOFTWARE_NAME", "CLIENT_SOFTWARE_VERSION"]
+__all__ = ["BrokerConnection", "PendingResponse", "AuthenticatedSession", "CLIENT_SOFTWARE_NAME",
+           "CLIENT_SOFTWARE_VERSION"]
 
 CLIENT_SOFTWARE_NAME = "spark-kwire"
 CLIENT_SOFTWARE_VERSION = "0.1.0"
@@ -36,6 +44,7 @@ _UNSUPPORTED_VERSION = 35
 _SIZE = struct.Struct(">i")
 _EAGER_FRAME_BYTES = 16 * 1024 * 1024  # frames up to this size are allocated at once, larger ones as they arrive
 _INT16 = struct.Struct(">h")
+REAUTH_WINDOW = (0.85, 0.95)  # fraction of the session lifetime after which to re-authenticate (as Java)
 
 
 def api_name(api: Any) -> str:
@@ -108,8 +117,30 @@ class PendingResponse:
         return self._body
 
 
+@dataclass
+class AuthenticatedSession:
+    """The SASL session of a connection: who authenticated, for how long, and when to re-authenticate."""
+    mechanism: str
+    principal: str
+    lifetime_ms: int = 0  # 0: the broker set no limit
+    authenticated_at: float = 0.0  # time.monotonic() when the last exchange's final request was sent
+    deadline: float | None = None  # time.monotonic() after which the next request re-authenticates first
+    reauth_count: int = 0
+
+    def due(self, now: float | None = None) -> bool:
+        return self.deadline is not None and (time.monotonic() if now is None else now) >= self.deadline
+
+    def __repr__(self) -> str:
+        return (f"SaslSession({self.mechanism}, principal={self.principal!r}, lifetime_ms={self.lifetime_ms}, "
+                f"reauthentications={self.reauth_count})")
+
+
 class BrokerConnection:
-    """A connection to ``host:port``; see the module docstring."""
+    """A connection to ``host:port``; see the module docstring.
+
+    ``authenticate(conn, reauthentication=False)`` returns an object with ``mechanism``, ``principal``,
+    ``session_lifetime_ms`` and ``sent_at`` (or ``None``: no session to keep alive).
+    """
 
     def __init__(self, host: str, port: int, config: ClientConfig,
                  transport_factory: Callable[[Any, str], Any] | None = None,
@@ -127,6 +158,8 @@ class BrokerConnection:
         self._next_correlation_id = 1
         self._api_versions: dict[int, tuple[int, int]] = {}
         self._header = bytearray(4)
+        self._authenticating = False
+        self.sasl_session: AuthenticatedSession | None = None
         self.last_used = 0.0
         self.connected_at = 0.0
 
@@ -204,11 +237,48 @@ class BrokerConnection:
             try:
                 self._negotiate_api_versions(deadline)
                 if self._authenticate is not None:
-                    self._authenticate(self)
+                    self._run_authentication(reauthentication=False)
             except BaseException:
                 self.close()
                 raise
             return self
+
+    # -- authentication --------------------------------------------------------------------------------
+    def _run_authentication(self, *, reauthentication: bool) -> None:
+        self._authenticating = True
+        try:
+            if reauthentication:
+                outcome = self._authenticate(self, reauthentication=True)
+            else:
+                outcome = self._authenticate(self)
+        finally:
+            self._authenticating = False
+        if outcome is None:
+            self.sasl_session = None
+            return
+        session = self.sasl_session if reauthentication and self.sasl_session is not None else \
+            AuthenticatedSession(outcome.mechanism, outcome.principal)
+        lifetime = int(outcome.session_lifetime_ms or 0)
+        session.principal = outcome.principal
+        session.lifetime_ms = lifetime
+        session.authenticated_at = outcome.sent_at
+        session.deadline = outcome.sent_at + lifetime / 1000.0 * random.uniform(*REAUTH_WINDOW) if lifetime > 0 \
+            else None
+        if reauthentication:
+            session.reauth_count += 1
+        self.sasl_session = session
+
+    def _reauthenticate(self) -> None:
+        """Re-run the SASL exchange on this socket once the answers in flight arrived (KIP-368)."""
+        while self._inflight and self._sock is not None:
+            self._wait_for(self._inflight[-1], None)  # reads (and keeps) every answer for its owner
+        if self._sock is None:
+            return  # the connection broke meanwhile: the caller reconnects, which authenticates afresh
+        try:
+            self._run_authentication(reauthentication=True)
+        except BaseException:
+            self.close()
+            raise
 
     def _negotiate_api_versions(self, deadline: float | None = None) -> None:
         api = m.API_VERSIONS
@@ -275,6 +345,12 @@ class BrokerConnection:
                 if _negotiating:
                     raise self._error("connection is closed")
                 self.connect()
+            session = self.sasl_session
+            if session is not None and session.deadline is not None and not _negotiating \
+                    and not self._authenticating and session.due():
+                self._reauthenticate()
+                if self._sock is None:
+                    self.connect()
             if version is None:
                 version = self.version_for(api)
             correlation_id = self._next_correlation_id
