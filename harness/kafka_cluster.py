@@ -69,17 +69,20 @@ class KafkaCluster:
     `listeners` adds client listeners beyond the PLAINTEXT one every node has (inter-broker traffic and
     the Java tools use PLAINTEXT), e.g. ``[Listener("SASL_SSL", "SASL_SSL")]``; `extra_properties` are
     appended to every node's server.properties; `scram_users` are ``(mechanism, name, password)``
-    created at format time.
+    created at format time; `system_properties` are passed to every broker JVM as ``-Dname=value`` (e.g.
+    Kafka 4's ``org.apache.kafka.sasl.oauthbearer.allowed.urls``).
     """
 
     def __init__(self, nodes: int = 1, *, listeners: list[Listener] | None = None,
                  extra_properties: dict[str, str] | None = None,
                  scram_users: list[tuple[str, str, str]] | None = None,
+                 system_properties: dict[str, str] | None = None,
                  heap: str = "768m", workdir: str | None = None) -> None:
         self.node_count = nodes
         self.extra_listeners = listeners or []
         self.extra_properties = extra_properties or {}
         self.scram_users = scram_users or []
+        self.system_properties = dict(system_properties or {})
         self.heap = heap
         # StorageTool reads an id starting with "-" as an option, so draw until it does not.
         self.cluster_id = "-"
@@ -145,7 +148,8 @@ class KafkaCluster:
         with open(node.log_path, "ab") as log:
             node.process = spawner.popen(
                 java_command("kafka.Kafka", str(node.workdir / "server.properties"), heap=self.heap,
-                             system_properties={"org.slf4j.simpleLogger.defaultLogLevel": "info"}),
+                             system_properties={"org.slf4j.simpleLogger.defaultLogLevel": "info",
+                                                **self.system_properties}),
                 stdout=log, stderr=subprocess.STDOUT, cwd=node.workdir)
 
     def _wait_ready(self, nodes: list[KafkaNode], timeout: float = START_TIMEOUT_S) -> None:

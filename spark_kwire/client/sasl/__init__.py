@@ -48,6 +48,8 @@ class SaslSession(ABC):
 
     #: set by the session when the server explained a refusal before failing the exchange (e.g. OAUTHBEARER's JSON)
     server_reason: str | None = None
+    #: who the exchange authenticates, when the session knows better than the mechanism (a token's subject)
+    principal: str | None = None
 
     @abstractmethod
     def challenge(self, data: bytes) -> tuple[bool, bytes | None]:

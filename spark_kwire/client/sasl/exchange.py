@@ -92,10 +92,8 @@ class SaslAuthenticator:
             response = conn.request(m.SASL_AUTHENTICATE, {"auth_bytes": message}, version)
             code = response.get("error_code", 0)
             if code:
-                broker_message = response.get("error_message") or error_info(code).description
-                reason = session.server_reason
-                extra = f" ({reason})" if reason and reason not in broker_message else ""
-                raise failure(f"{error_info(code).name}: {broker_message}{extra}", code)
+                reason = session.server_reason or response.get("error_message") or error_info(code).description
+                raise failure(f"{error_info(code).name}: {reason}", code)
             try:
                 done, message = session.challenge(bytes(response.get("auth_bytes") or b""))
             except SaslMechanismError as exc:
@@ -105,6 +103,7 @@ class SaslAuthenticator:
             if message is None:
                 raise failure("the exchange ended early")
         lifetime = int(response.get("session_lifetime_ms") or 0)
-        log.debug("SASL %s %s as %r with broker at %s succeeded (session lifetime %s)", label, what, mech.principal,
+        principal = session.principal or mech.principal
+        log.debug("SASL %s %s as %r with broker at %s succeeded (session lifetime %s)", label, what, principal,
                   address, f"{lifetime} ms" if lifetime else "unlimited")
-        return SaslOutcome(label, mech.principal, lifetime, sent_at)
+        return SaslOutcome(label, principal, lifetime, sent_at)
