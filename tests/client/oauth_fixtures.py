@@ -12,8 +12,11 @@ import socket
 import threading
 import uuid
 
-from harness import KafkaCluster, Listener
+import pytest
+
+from harness import KafkaCluster, Listener, generate_test_certificates
 from harness.oauth_provider import KAFKA_LOGIN_MODULE, OAuthProvider
+from spark_kwire.client.oauth.refresh import forget_shared_tokens
 
 CLIENT_ID = "kwire-app"
 CLIENT_SECRET = "cl1ent-S3cret-" + uuid.uuid4().hex[:12]  # unique: grep-able in logs, errors and pickles
@@ -114,3 +117,46 @@ class RecordingRelay:
     def close(self) -> None:
         self._stop = True
         self._server.close()
+
+
+# -- pytest fixtures (import them into a test module: each module gets its own broker) ----------------------------
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    return generate_test_certificates(tmp_path_factory.mktemp("certs"))
+
+
+@pytest.fixture(scope="module")
+def providers(certs):
+    plain, tls = start_providers(certs)
+    yield plain, tls
+    plain.stop()
+    tls.stop()
+
+
+@pytest.fixture(scope="module")
+def idp(providers):
+    return providers[0]
+
+
+@pytest.fixture(scope="module")
+def oauth_kafka(providers):
+    with oauth_cluster(*providers) as cluster:
+        yield cluster
+
+
+@pytest.fixture(autouse=True)
+def fresh_tokens():
+    """Each test starts without cached tokens."""
+    forget_shared_tokens()
+    yield
+    forget_shared_tokens()
+
+
+@pytest.fixture
+def provider_defaults(providers):
+    """The providers' defaults (an hour's tokens, issuing on) for each test."""
+    for provider in providers:
+        provider.token_lifetime_s = 3600
+        provider.reject_with = None
+    yield providers

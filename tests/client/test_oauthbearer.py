@@ -21,45 +21,15 @@ from spark_kwire.client.errors import is_retriable_error
 from spark_kwire.client.oauth import TokenError
 from spark_kwire.client.oauth.refresh import forget_shared_tokens
 from spark_kwire.client.security import AuthenticationError, security_hooks
-from harness import generate_test_certificates
 from tests import oauth_providers
-from tests.client.oauth_fixtures import (CLIENT_ID, CLIENT_SECRET, JAVA_HANDLER, REAUTH_MS, RecordingRelay,
-                                         java_style_options, oauth_cluster, start_providers)
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    return generate_test_certificates(tmp_path_factory.mktemp("certs"))
-
-
-@pytest.fixture(scope="module")
-def providers(certs):
-    plain, tls = start_providers(certs)
-    yield plain, tls
-    plain.stop()
-    tls.stop()
-
-
-@pytest.fixture(scope="module")
-def idp(providers):
-    return providers[0]
-
-
-@pytest.fixture(scope="module")
-def oauth_kafka(providers):
-    with oauth_cluster(*providers) as cluster:
-        yield cluster
+from tests.client.oauth_fixtures import (CLIENT_ID, CLIENT_SECRET, JAVA_HANDLER, REAUTH_MS, RecordingRelay,  # noqa: F401
+                                         certs, fresh_tokens, idp, java_style_options, oauth_kafka,
+                                         provider_defaults, providers)
 
 
 @pytest.fixture(autouse=True)
-def fresh_tokens(providers):
-    """Each test starts without cached tokens and with the providers' defaults."""
-    forget_shared_tokens()
-    for provider in providers:
-        provider.token_lifetime_s = 3600
-        provider.reject_with = None
+def _defaults(provider_defaults):
     yield
-    forget_shared_tokens()
 
 
 def _roundtrip(client: KafkaClient, n: int = 20) -> str:
