@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from spark_kwire.client.config import Secret, is_sensitive_key
 from spark_kwire.protocol.errors import KwireError
 
 EARLIEST = -2
@@ -73,7 +74,8 @@ def _reject_unknown(options: Mapping[str, str], known: list[str], what: str) -> 
 
 
 def kafka_params(options: Mapping[str, str], *, for_write: bool = False) -> dict[str, str]:
-    """The `kafka.*` options with the prefix removed, after rejecting those that make no sense here."""
+    """The `kafka.*` options with the prefix removed, after rejecting those that make no sense here; values of
+    sensitive settings are wrapped in :class:`~spark_kwire.client.config.Secret`."""
     unsupported = _UNSUPPORTED_KAFKA_WRITE if for_write else _UNSUPPORTED_KAFKA_READ
     params = {}
     for key, value in options.items():
@@ -83,7 +85,8 @@ def kafka_params(options: Mapping[str, str], *, for_write: bool = False) -> dict
         name = k[len("kafka."):]
         if name in unsupported:
             raise KwireOptionError(f"Kafka option 'kafka.{name}' is not supported: {unsupported[name]}.")
-        params[name] = value
+        # secrets (JAAS lines, client secrets, passwords) travel to executors masked, never as clear text
+        params[name] = Secret(value) if is_sensitive_key(name) and not isinstance(value, Secret) else value
     if not params.get("bootstrap.servers", "").strip():
         raise KwireOptionError(
             "Option 'kafka.bootstrap.servers' is required: a comma-separated list of host:port, "

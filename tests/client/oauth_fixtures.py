@@ -66,6 +66,7 @@ class RecordingRelay:
     def __init__(self, target_port: int) -> None:
         self.target = ("127.0.0.1", target_port)
         self.sent = bytearray()
+        self.connections = 0
         self._lock = threading.Lock()
         self._server = socket.create_server(("127.0.0.1", 0))
         self.port = self._server.getsockname()[1]
@@ -79,6 +80,8 @@ class RecordingRelay:
             except OSError:
                 return
             upstream = socket.create_connection(self.target)
+            with self._lock:
+                self.connections += 1
             threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
             threading.Thread(target=self._pump, args=(upstream, client, False), daemon=True).start()
 
