@@ -127,3 +127,48 @@ def test_tokens_and_client_secrets_stay_out_of_reprs_and_pickles():
             repr(pickle.loads(pickle.dumps(hooks.authenticate)))]
     for text in seen:
         assert secret not in text
+
+
+def _read_properties(path) -> dict[str, str]:
+    props = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "!")):
+            key, _, value = line.partition("=")
+            props[key.strip()] = value.strip()
+    return props
+
+
+@pytest.mark.parametrize("name, mechanism, source", [
+    ("client-oauthbearer-oidc", "OAUTHBEARER", "ClientCredentialsSource"),
+    ("client-confluent-cloud-oidc", "OAUTHBEARER", "ClientCredentialsSource"),
+    ("client-confluent-cloud-api-key", "PLAIN", None),
+    ("client-msk-iam", "AWS_MSK_IAM", "CallableTokenSource"),
+    ("client-eventhubs-entra", "OAUTHBEARER", "ClientCredentialsSource"),
+    ("client-eventhubs-connection-string", "PLAIN", None),
+    ("client-oauthbearer-unsecured", "OAUTHBEARER", "UnsecuredTokenSource"),
+])
+def test_cloud_example_settings_files_are_valid(name, mechanism, source):
+    from harness import REPO_ROOT
+
+    props = _read_properties(REPO_ROOT / "conf" / f"{name}.properties")
+    filled = {k: v.replace("<CLIENT-SECRET>", "cs-123").replace("<API-SECRET>", "as-123").replace("<NAMESPACE>", "myns")
+              for k, v in props.items()}
+    config = ClientConfig.from_kafka_options(filled)
+    assert not config.extra, config.extra  # every name is one the client knows
+    authenticator = security_hooks(config).authenticate
+    assert authenticator.mechanism == mechanism
+    impl = authenticator.mechanism_impl
+    if source is not None:
+        assert type(impl.source).__name__ == source
+    if name == "client-confluent-cloud-oidc":
+        assert impl.extensions == {"logicalCluster": "lkc-xxxxx", "identityPoolId": "pool-xxxx"}
+    if name == "client-eventhubs-connection-string":
+        assert impl.principal == "$ConnectionString"
+    if name == "client-eventhubs-entra":  # the kwire form the file describes: azure-identity, scope from the host
+        kwire_form = {k: v for k, v in filled.items() if not k.startswith(("sasl.login", "sasl.oauthbearer",
+                                                                            "sasl.jaas"))}
+        kwire_form["sasl.oauthbearer.method"] = "azure"
+        impl = security_hooks(ClientConfig.from_kafka_options(kwire_form)).authenticate.mechanism_impl
+        assert impl.source.description == "Entra ID token for https://myns.servicebus.windows.net/.default"
+    assert "cs-123" not in repr(config) and "as-123" not in repr(config)
