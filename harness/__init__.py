@@ -1,6 +1,6 @@
 """Test and demo harness of spark-kwire: real Apache Kafka brokers, TLS material, a chaos proxy, a fake
-broker, an OAuth 2 identity provider, a Spark standalone cluster. It lives in the repository, not in the wheel: it needs Java and the
-jars `make jars` fetched. Import from the repository root (pytest and the Makefile run from there).
+broker, an OAuth 2 identity provider, a Spark standalone cluster. It lives in the repository, not in the wheel:
+it needs Java and the jars `make jars` fetched. Import from the repository root (pytest and the Makefile run from there).
 """
 
 from harness.certificates import TestCertificates, generate_test_certificates

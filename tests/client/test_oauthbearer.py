@@ -240,6 +240,13 @@ def test_oauthbearer_misconfigurations_name_what_to_set():
           "sasl.oauthbearer.client.id": "a", "sasl.oauthbearer.client.secret": "hunter2",
           "sasl.oauthbearer.extensions": "auth=x"}, "extension name 'auth'"),
         ({"sasl.client.callback.handler.class": "com.example.Other"}, "cannot run Java callback handlers"),
+        ({"sasl.oauthbearer.token.endpoint.url": "https://i/t", "sasl.oauthbearer.client.id": "a",
+          "sasl.oauthbearer.client.secret": "hunter2", "sasl.oauthbearer.assertion.file": "/a.jwt"},
+         "JWT-bearer grant"),
+        ({"sasl.oauthbearer.token.endpoint.url": "https://i/t", "sasl.oauthbearer.client.id": "a",
+          "sasl.oauthbearer.client.secret": "hunter2",
+          "sasl.oauthbearer.jwt.retriever.class": "org.apache.kafka.common.security.oauthbearer.JwtBearerJwtRetriever"},
+         "client-credentials grant or from a file"),
         ({"sasl.jaas.config": 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
                               'unsecuredLoginStringClaim_foo="x";'}, "unsecuredLoginStringClaim_sub"),
     ]
@@ -255,6 +262,7 @@ def test_provider_callable_shapes(oauth_kafka, idp):
     oauth_providers.current.update(token=idp.mint("provided-user", lifetime_s=600), expiry=time.time() + 600)
     base = {k: v for k, v in java_style_options(oauth_kafka, idp).items() if k != "sasl.jaas.config"}
     for reference, principal in (("tests.oauth_providers:static", "provided-user"),
+                                 ("tests.oauth_providers.static", "provided-user"),  # dotted, like a class name
                                  ("tests.oauth_providers:with_extensions", "from-provider"),
                                  ("tests.oauth_providers:AccessTokenLike", "provided-user")):
         forget_shared_tokens()
@@ -263,7 +271,7 @@ def test_provider_callable_shapes(oauth_kafka, idp):
             assert isinstance(client.list_topics(), list)
             assert client.any_connection().sasl_session.principal == principal
         if reference.endswith("static"):
-            assert oauth_providers.calls == calls + 1
+            assert oauth_providers.calls == calls + 1  # once for several connections
 
 
 @pytest.mark.parametrize("reference, match", [
@@ -332,3 +340,16 @@ def test_librdkafka_oidc_and_kwire_share_a_topic(oauth_kafka, idp):
             seen.append(message.value().decode())
     consumer.close()
     assert seen == [f"kw-{i}" for i in range(10)]
+
+
+def test_token_from_a_file_url(oauth_kafka, idp, tmp_path):
+    """Kafka's FileJwtRetriever form: a file:/path endpoint URL, read again at every refresh."""
+    path = tmp_path / "token.jwt"
+    path.write_text(idp.mint("file-user", lifetime_s=600) + "\n")
+    opts = {**java_style_options(oauth_kafka, idp), "sasl.oauthbearer.token.endpoint.url": f"file:{path}"}
+    del opts["sasl.jaas.config"]
+    with KafkaClient(opts) as client:
+        assert isinstance(client.list_topics(), list)
+        assert client.any_connection().sasl_session.principal == "file-user"
+    with pytest.raises(ConfigError, match="no such file"):
+        KafkaClient({**opts, "sasl.oauthbearer.token.endpoint.url": f"file:{tmp_path / 'missing.jwt'}"})

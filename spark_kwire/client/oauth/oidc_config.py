@@ -47,8 +47,29 @@ def _tls_for_endpoint(config: ClientConfig, jaas: JaasConfig | None):
     return context, trust_key
 
 
+_RETRIEVERS = ("org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever",
+               "org.apache.kafka.common.security.oauthbearer.ClientCredentialsJwtRetriever",
+               "org.apache.kafka.common.security.oauthbearer.FileJwtRetriever")
+
+
+def _check_grant(config: ClientConfig) -> None:
+    """Kafka 4.1 also knows the JWT-bearer grant (KIP-1139); say so instead of silently using another one."""
+    retriever = _get(config, "sasl.oauthbearer.jwt.retriever.class")
+    if retriever and retriever.removeprefix("kafkashaded.") not in _RETRIEVERS:
+        raise ConfigError("sasl.oauthbearer.jwt.retriever.class", retriever,
+                          reason="spark-kwire retrieves tokens with the client-credentials grant or from a file "
+                                 "(DefaultJwtRetriever, ClientCredentialsJwtRetriever, FileJwtRetriever); for other "
+                                 "grants give a Python token provider in sasl.login.callback.handler.class")
+    assertion = sorted(k for k in config.sasl if k.startswith("sasl.oauthbearer.assertion."))
+    if assertion:
+        raise ConfigError(assertion[0], Secret(""),
+                          reason="the JWT-bearer grant (sasl.oauthbearer.assertion.*) is not supported by spark-kwire; "
+                                 "use client credentials or a Python token provider")
+
+
 def oidc_token_source(config: ClientConfig, jaas: JaasConfig | None, *, handler_given: bool) -> TokenSource:
     """A :class:`ClientCredentialsSource` (or :class:`FileTokenSource` for a ``file:`` URL) from the options."""
+    _check_grant(config)
     endpoint = _get(config, _ENDPOINT)
     if endpoint is None:
         raise ConfigError(_ENDPOINT, None, reason="OIDC client credentials need the identity provider's token "

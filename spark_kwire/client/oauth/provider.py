@@ -1,6 +1,7 @@
 """Tokens from the user's own Python code: ``sasl.login.callback.handler.class=package.module:function``.
 
-The reference is imported in every process that connects (the Spark driver and each executor's Python
+``package.module.function`` works too when the module is installed. The reference is imported in every
+process that connects (the Spark driver and each executor's Python
 workers), so the module must be installed there too. The callable takes no argument, or one: the value of
 ``sasl.oauthbearer.config`` (a string, empty when unset), as confluent-kafka's ``oauth_cb`` does. It returns
 ``(token, expiry)`` with the expiry in epoch seconds, or ``(token, expiry, principal, extensions)``; an object
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import inspect
 import threading
 import time
@@ -28,9 +30,18 @@ _resolved_lock = threading.Lock()
 
 
 def looks_like_python_reference(value: str) -> bool:
-    """``package.module:attribute`` (a colon) is a Python reference; dotted names may be Java classes."""
+    """``package.module:attribute`` is a Python reference; so is ``package.module.attribute`` when that module
+    can be found here (otherwise a dotted name is taken for a Java class)."""
     module, sep, attr = value.partition(":")
-    return bool(sep) and bool(module.strip()) and bool(attr.strip())
+    if sep:
+        return bool(module.strip()) and bool(attr.strip())
+    module, _, attr = value.rpartition(".")
+    if not module or not attr:
+        return False
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def resolve_reference(reference: str, option: str) -> Callable:
