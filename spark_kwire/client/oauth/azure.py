@@ -85,6 +85,4 @@ def reset_credential() -> None:
     """Forget this process's credential (tests, or after changing AZURE_* variables)."""
     global _credential
     with _credential_lock:
-        _KNOWN_AUTHORITIES = ("login.microsoftonline.com", "login.chinacloudapi.cn", "login.microsoftonline.us",
-                      "login.partner.microsoftonline.cn")
-_credential = None
+        _credential = None
