@@ -71,8 +71,13 @@ def connect_server(tmp_path_factory):
         "PYSPARK_DRIVER_PYTHON": str(python),
     }
     env.pop("PYTHONPATH", None)
+    script = spark_home / "sbin" / "start-connect-server.sh"
+    # PySpark 4.0's wheel ships the server jar but not the script, which only runs spark-submit with its class.
+    launcher = ([str(script), "--wait"] if script.exists() else  # --wait: foreground, our child
+                [str(spark_home / "bin" / "spark-submit"), "--class",
+                 "org.apache.spark.sql.connect.service.SparkConnectServer"])
     command = [
-        str(spark_home / "sbin" / "start-connect-server.sh"), "--wait",  # --wait: foreground, our child
+        *launcher,
         "--master", "local[2]",
         "--driver-memory", "1g",
         "--conf", f"spark.connect.grpc.binding.port={port}",
