@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh clone: `make demo` and `make test`.
-# Both are idempotent: the virtualenv and the jars are made once and reused (pip and Maven cache downloads).
+# Both are idempotent: the virtualenvs, the wheel and the jars are made once and reused (pip and Maven cache
+# downloads), and re-made only when their inputs change.
 
 PYTHON ?= python3
 VENV := .venv
@@ -8,17 +9,30 @@ VENV_STAMP := $(VENV)/.installed
 JARS_STAMP := jars/.fetched
 PYTEST_ARGS ?=
 
-.PHONY: demo test setup venv jars bench clean
+# The release matrix: .venv runs the newest PySpark (whatever pyproject's [test] extra resolves to, 4.3 today)
+# and the whole suite; each older release gets its own virtualenv with kwire installed from the built wheel
+# (not the checkout) and runs the Spark-facing tests. Latest patch of each line, as PyPI serves them.
+OLDER_SPARK_RELEASES ?= 4.0.5 4.1.4 4.2.1
+# Spark-facing tests run on every release: batch read and write, streaming, registration, Connect, notebooks.
+RELEASE_TESTS ?= tests/spark/test_spark_releases.py tests/spark/test_registration.py \
+	tests/spark/test_spark_connect.py tests/test_notebooks.py::test_databricks_notebook_runs
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+WHEEL := dist/spark_kwire-$(VERSION)-py3-none-any.whl
+PACKAGE_SOURCES := pyproject.toml README.md pyspark_kwire.py $(shell find spark_kwire -name '*.py')
+
+.PHONY: demo test test-newest test-releases setup venv jars wheel release-venvs bench bench-releases clean
 
 demo: setup
 	$(PY) -m harness.demo
 
-test: setup
+test: test-newest test-releases
+
+test-newest: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Compile the numba kernels once into their on-disk cache, so that Spark's Python workers load them
 # instead of each compiling them on its first task (fast when the cache is already there).
-setup: venv jars
+setup: venv jars wheel
 	$(PY) -c "from spark_kwire.protocol.records import warm_up; warm_up()"
 
 venv: $(VENV_STAMP)
@@ -34,9 +48,40 @@ $(JARS_STAMP): jars/pom.xml jars/kafka/pom.xml jars/spark-kafka/pom.xml
 	mvn -q -B -f jars/pom.xml dependency:copy-dependencies
 	touch $@
 
+# The wheel users install; the per-release virtualenvs and the Connect and notebook tests install it.
+wheel: $(WHEEL)
+$(WHEEL): $(PACKAGE_SOURCES) | $(VENV_STAMP)
+	rm -rf build dist/spark_kwire-*.whl
+	$(PY) -m pip wheel -q --no-deps -w dist .
+	test -f $@
+
+# .venv-spark-X.Y: PySpark X.Y.Z, the test tools, and kwire from the wheel. Made once; the wheel is
+# re-installed when it changes, the whole virtualenv when pyproject.toml or the release changes.
+release-venvs: $(foreach r,$(OLDER_SPARK_RELEASES),.venv-spark-$(basename $(r))/.installed-$(r))
+define release_venv
+.venv-spark-$(basename $(1))/.installed-$(1): pyproject.toml $(WHEEL)
+	PYTHON=$(PYTHON) bash .ci/release-venv .venv-spark-$(basename $(1)) 'pyspark[connect]==$(1)' $(WHEEL) test
+	touch $$@
+endef
+$(foreach r,$(OLDER_SPARK_RELEASES),$(eval $(call release_venv,$(r))))
+
+# Spark-facing tests per older release, each against the wheel in its own virtualenv. The harness comes from
+# the checkout (KWIRE_HARNESS_PATH holds only it); KWIRE_EXPECT_WHEEL makes the session fail if spark_kwire
+# is imported from the checkout. pytest's console script, unlike `python -m pytest`, adds no cwd to sys.path.
+test-releases: setup release-venvs
+	set -e; for r in $(OLDER_SPARK_RELEASES); do \
+	  v=.venv-spark-$${r%.*}; echo "=== PySpark $$r ($$v): $(RELEASE_TESTS)"; \
+	  PYTHONPATH=$(CURDIR)/.kwire/harness-path KWIRE_EXPECT_WHEEL=1 $$v/bin/pytest -p no:cacheprovider --import-mode=importlib \
+	    $(PYTEST_ARGS) $(RELEASE_TESTS); \
+	done
+
 bench: setup
 	$(PY) benchmarks/read_throughput.py
 	$(PY) benchmarks/write_throughput.py
 
+# The read and write benchmarks on PySpark 4.0 (its virtualenv, kwire from the wheel) and on the newest release.
+bench-releases: setup .venv-spark-4.0/.installed-4.0.5
+	$(PY) benchmarks/releases.py --venv .venv-spark-4.0 --venv $(VENV)
+
 clean:
-	rm -rf $(VENV) jars/*/target $(JARS_STAMP)
+	rm -rf $(VENV) .venv-spark-* build dist jars/*/target $(JARS_STAMP)

@@ -1,11 +1,15 @@
 """Batch write throughput: kwire vs Spark's built-in `kafka` sink, same rows, same Spark, same run.
 
 Writes N rows of 100 B (keyed) from spark.range through both sinks into fresh 8-partition topics, alternating,
-and prints records/s and the ratio.
+and prints records/s and the ratio. Then the same rows, read back as a file stream, through kwire's stream sink
+(writeStream, one AvailableNow run) against kwire's batch sink: on Spark 4.0, which has no Arrow stream writer
+class, this is the stream-writer path that differs.
     python benchmarks/write_throughput.py [--records 5000000] [--runs 3] [--bootstrap host:port]
 """
 
 from __future__ import annotations
+
+import tempfile
 
 from _common import broker, parse_args, report, spark_session, timed
 
@@ -41,6 +45,30 @@ def main() -> None:
             seconds["kwire"].append(timed(lambda: run("kwire")))
         report(f"Batch write of {args.records:,} keyed rows x {args.record_size} B into {args.partitions} partitions, "
                f"{args.compression}, local[2]", args.records, seconds, baseline="kafka (Spark built-in)")
+
+        folder = tempfile.mkdtemp(prefix="kwire-bench-stream-")
+        rows.write.parquet(f"{folder}/rows")
+
+        def run_stream():
+            topic = f"bench-write-stream-{next(counter)}"
+            admin.create_topic(bootstrap, topic, partitions=args.partitions)
+            query = (spark.readStream.schema(rows.schema).parquet(f"{folder}/rows").writeStream.format("kwire")
+                     .option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
+                     .option("kafka.compression.type", args.compression).option("kafka.linger.ms", "20")
+                     .option("kafka.batch.size", "1048576").option("checkpointLocation", f"{folder}/cp-{topic}")
+                     .trigger(availableNow=True).start())
+            query.awaitTermination()
+            assert query.exception() is None, query.exception()
+            latest = admin.latest_offsets(bootstrap, topic)
+            assert sum(latest.values()) == args.records, ("stream", sum(latest.values()))
+
+        streamed = {"kwire batch write": [], "kwire stream write": []}
+        for _ in range(args.runs):
+            streamed["kwire batch write"].append(timed(lambda: run("kwire")))
+            streamed["kwire stream write"].append(timed(run_stream))
+        report(f"Stream write (writeStream, AvailableNow from parquet files) vs batch write, same rows, "
+               f"{args.compression}", args.records, streamed, baseline="kwire batch write",
+               contender="kwire stream write")
         spark.stop()
 
 

@@ -12,7 +12,12 @@ def register(spark) -> None:
     """Register the kwire data source with a SparkSession (local or Spark Connect)."""
     from spark_kwire.spark.source import KwireDataSource
 
-    spark.dataSource.register(KwireDataSource)
+    try:
+        spark.dataSource.register(KwireDataSource)
+    except Exception as e:  # noqa: BLE001 - only the "already registered" case is expected
+        # Spark 4.0 refuses to register a name twice; auto-registration may have registered "kwire" already.
+        if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):
+            raise
 
 
 __all__ = ["register", "__version__"]

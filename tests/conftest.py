@@ -14,6 +14,23 @@ import pytest
 
 from harness import KafkaCluster, spark_kafka_connector_jars
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def pytest_sessionstart(session):
+    """With KWIRE_EXPECT_WHEEL=1 (the per-release runs of `make test`), kwire must come from the installed
+    wheel: a run that imports the checkout's spark_kwire would pass even when the wheel is broken."""
+    if os.environ.get("KWIRE_EXPECT_WHEEL") == "1":
+        import spark_kwire
+
+        location = os.path.abspath(spark_kwire.__file__)
+        if location.startswith(os.path.join(REPO, "spark_kwire") + os.sep):
+            raise pytest.UsageError(
+                f"KWIRE_EXPECT_WHEEL=1 but spark_kwire was imported from the checkout ({location}), "
+                "not from the wheel installed in this virtualenv; run the venv's bin/pytest, not python -m pytest, "
+                "with only .kwire/harness-path on PYTHONPATH."
+            )
+
 
 @pytest.fixture(scope="session")
 def kafka() -> KafkaCluster:

@@ -1,4 +1,7 @@
-"""Batch reads: spark.read.format("kwire"), with pushdown of filters on partition, offset and timestamp."""
+"""Batch reads: spark.read.format("kwire"), with pushdown of filters on partition, offset and timestamp.
+
+Pushdown needs the filter classes of Spark 4.1+ (`capabilities.FILTER_PUSHDOWN`); on 4.0 Spark never asks
+a reader to push filters, so the plain reader serves and Spark applies the filters itself."""
 
 from __future__ import annotations
 
@@ -8,10 +11,10 @@ import sys
 from typing import Iterator
 
 import pyarrow as pa
-from pyspark.sql.datasource import (
-    DataSourceReader, EqualTo, Filter, GreaterThan, GreaterThanOrEqual, In, LessThan, LessThanOrEqual,
-)
+from pyspark.sql import datasource as _api
+from pyspark.sql.datasource import DataSourceReader
 
+from spark_kwire.spark.capabilities import FILTER_PUSHDOWN
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.planner import OffsetRange, lookup_offsets_by_timestamp, plan_batch
 from spark_kwire.spark.reader import read_range, shared_client
@@ -82,6 +85,8 @@ def pushdown_enabled_by_caller() -> bool:
     Spark refuses a reader that defines pushFilters while `spark.sql.python.filterPushdown.enabled` is
     false, and a DataSource cannot read that setting, so the reader class is chosen by the worker
     module that asked for it."""
+    if not FILTER_PUSHDOWN:
+        return False
     frame = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_filename.endswith("data_source_pushdown_filters.py"):
@@ -93,13 +98,16 @@ def pushdown_enabled_by_caller() -> bool:
 class KwirePushdownBatchReader(KwireBatchReader):
     """The batch reader plus pushdown of filters on partition, offset and timestamp."""
 
-    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
+    def pushFilters(self, filters: list) -> Iterator:
         for f in filters:
             if not self._absorb(f):
                 yield f
 
-    def _absorb(self, f: Filter) -> bool:
+    def _absorb(self, f) -> bool:
         """Narrow the read by `f`; True when the narrowing is exact so Spark need not apply `f` again."""
+        # Only reached on Spark 4.1+ (pushdown_enabled_by_caller), where these classes exist.
+        EqualTo, GreaterThan, GreaterThanOrEqual = _api.EqualTo, _api.GreaterThan, _api.GreaterThanOrEqual
+        LessThan, LessThanOrEqual, In = _api.LessThan, _api.LessThanOrEqual, _api.In
         column = f.attribute[0] if len(f.attribute) == 1 else None
         b = self.bounds
         value = getattr(f, "value", None)

@@ -2,11 +2,38 @@
 
 from __future__ import annotations
 
-from pyspark.sql.datasource import DataSource
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
 from spark_kwire.spark.options import KwireOptionError, ReadOptions, WriteOptions
+from spark_kwire.spark.capabilities import READ_LIMIT_API
 from spark_kwire.spark.schema import read_schema
+
+
+def stream_reader_class():
+    """The stream reader for this PySpark: Spark 4.2+ passes limits to latestOffset; older releases do not."""
+    if READ_LIMIT_API:
+        from spark_kwire.spark.stream import KwireStreamReader
+
+        return KwireStreamReader
+    from spark_kwire.spark.stream_self_limited import SelfLimitingStreamReader
+
+    return SelfLimitingStreamReader
+
+
+class RefusingStreamReader(DataSourceStreamReader):
+    """Stands in for a stream reader whose options were refused, and raises that error on Spark's first call."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def _refuse(self, *args):
+        raise self.error
+
+    initialOffset = latestOffset = partitions = getDefaultReadLimit = prepareForTriggerAvailableNow = _refuse
+
+    def read(self, partition):
+        raise self.error
 
 
 class KwireDataSource(DataSource):
@@ -50,10 +77,14 @@ class KwireDataSource(DataSource):
         return reader_class(ReadOptions.parse(self.options))
 
     def streamReader(self, schema: StructType):
-        from spark_kwire.spark.stream import KwireStreamReader
-
-        self._check_schema(schema)
-        return KwireStreamReader(ReadOptions.parse(self.options, streaming=True))
+        try:
+            self._check_schema(schema)
+            options = ReadOptions.parse(self.options, streaming=True)
+        except Exception as error:
+            # Raised here, Spark's streaming worker reports "UnboundLocalError: ... 'reader'" instead of
+            # the message (PySpark 4.0 to 4.3); raised from the reader's first call, the user reads it.
+            return RefusingStreamReader(error)
+        return stream_reader_class()(options)
 
     def _write_options(self, schema: StructType, overwrite: bool) -> WriteOptions:
         from spark_kwire.spark.writer import validate_write_schema

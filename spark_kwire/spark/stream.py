@@ -17,6 +17,9 @@ How a micro-batch is made, as in Spark's `kafka` source:
   given (start, end), which is what lets Spark replay a batch after a restart exactly. (Batch 0 is
   the exception: Spark replays it with start = initialOffset() of a new reader, and a Python source
   has no checkpoint directory to keep its initial offsets in, so 'latest' may resolve differently.)
+* Spark 4.2+ hands latestOffset the start offsets and a ReadLimit (`capabilities.READ_LIMIT_API`). On
+  4.0 and 4.1 `latestOffset()` takes no arguments: `SelfLimitingStreamReader` (stream_self_limited.py)
+  then remembers where the previous batch ended and applies the limits itself.
 * With commitOffsetsToGroup, the end offsets of every finished micro-batch are committed to that
   consumer group. Spark calls commit(end) for batch N-1 only while planning batch N, so the
   last batch would never be committed; latestOffset(start) commits `start` instead (Spark asks for
@@ -32,12 +35,10 @@ from typing import Iterable, Iterator
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader
-from pyspark.sql.streaming.datasource import (
-    ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows, SupportsTriggerAvailableNow,
-)
 
 from spark_kwire.client.errors import UnknownTopicError
 from spark_kwire.protocol.errors import KwireError
+from spark_kwire.spark.capabilities import READ_LIMIT_API
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.planner import (
     DataLossError, OffsetRange, TopicPartition, resolve_bound, resolve_topic_partitions, split_ranges,
@@ -86,7 +87,9 @@ class KwireCommitError(KwireError):
     """Committing a micro-batch's end offsets to the consumer group of commitOffsetsToGroup failed."""
 
 
-class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+class KwireStreamReaderBase(DataSourceStreamReader):
+    """What every kwire stream reader does, whatever the release's latestOffset signature."""
+
     def __init__(self, options: ReadOptions) -> None:
         self.options = options
         self.available_now_target: Offsets | None = None
@@ -176,24 +179,12 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 self.available_now_target[tp] = max(offset, self.available_now_target.get(tp, offset))
         return to_json_offsets(self._initial)
 
-    def prepareForTriggerAvailableNow(self) -> None:
-        """Fix the offsets to read up to: the latest of every partition when the query starts."""
-        self.available_now_target = self._latest()
-
-    def getDefaultReadLimit(self) -> ReadLimit:
-        # A Python source can give one ReadLimit only (no composite limit as in Scala); when both
-        # maxOffsetsPerTrigger and minOffsetsPerTrigger are set, latestOffset applies both.
-        if self.options.max_offsets_per_trigger:
-            return ReadMaxRows(self.options.max_offsets_per_trigger)
-        if self.options.min_offsets_per_trigger:
-            return ReadMinRows(self.options.min_offsets_per_trigger)
-        return ReadAllAvailable()
-
-    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
-        begin = from_json_offsets(start)
+    def _end_offsets(self, begin: Offsets, max_rows: int | None, min_rows: int | None) -> Offsets:
+        """Where the next batch from `begin` ends: the latest offsets (or the AvailableNow target), held back
+        to `begin` by minOffsetsPerTrigger / maxTriggerDelay, capped by maxOffsetsPerTrigger."""
         if self.options.commit_group:
             # Spark plans a batch only when the previous one is done (its commit log written), and after
-            # a restart replays an unfinished batch before asking for the next: `start` is processed
+            # a restart replays an unfinished batch before asking for the next: `begin` is processed
             # (or is where a new query begins).
             self._commit_to_group(begin)
         if self.available_now_target is not None:
@@ -201,20 +192,17 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         else:
             latest = self._latest()
         self.latest_seen = dict(latest)
-        if isinstance(limit, ReadAllAvailable):
-            return to_json_offsets(latest)
+        if not max_rows and not min_rows:
+            return latest
         new = [tp for tp in latest if tp not in begin]
         origin = {tp: begin[tp] for tp in latest if tp in begin}
         if new:
             # Partitions that appeared since the last batch are read from their beginning.
             origin.update(self._offsets(new, "earliest"))
-        min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else self.options.min_offsets_per_trigger
-        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else self.options.max_offsets_per_trigger
         # Under AvailableNow, waiting for more records would wait for records the query must not read.
         if min_rows and self.available_now_target is None and self._hold_back(min_rows, origin, latest):
-            return start
-        end = rate_limit(origin, latest, max_rows) if max_rows else latest
-        return to_json_offsets(end)
+            return dict(begin)
+        return rate_limit(origin, latest, max_rows) if max_rows else latest
 
     def _hold_back(self, min_rows: int, origin: Offsets, latest: Offsets) -> bool:
         """minOffsetsPerTrigger / maxTriggerDelay: True to skip this trigger."""
@@ -227,10 +215,6 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return True
         self.last_trigger_ms = now_ms
         return False
-
-    def reportLatestOffset(self) -> dict | None:
-        """Shown as `latestOffset` in the query progress next to `endOffset`: how far behind the query is."""
-        return to_json_offsets(self.latest_seen) if self.latest_seen else None
 
     def partitions(self, start: dict, end: dict) -> list[OffsetRange]:
         begin, finish = from_json_offsets(start), from_json_offsets(end)
@@ -320,3 +304,38 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def stop(self) -> None:
         pass
+
+
+if READ_LIMIT_API:
+    from pyspark.sql.streaming.datasource import (
+        ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows, SupportsTriggerAvailableNow,
+    )
+
+    class KwireStreamReader(KwireStreamReaderBase, SupportsTriggerAvailableNow):
+        """The stream reader for Spark 4.2+: Spark passes start offsets and a ReadLimit to latestOffset, and
+        runs Trigger.AvailableNow in as many batches as the limits ask for."""
+
+        def prepareForTriggerAvailableNow(self) -> None:
+            """Fix the offsets to read up to: the latest of every partition when the query starts."""
+            self.available_now_target = self._latest()
+
+        def getDefaultReadLimit(self) -> ReadLimit:
+            # A Python source can give one ReadLimit only (no composite limit as in Scala); when both
+            # maxOffsetsPerTrigger and minOffsetsPerTrigger are set, latestOffset applies both.
+            if self.options.max_offsets_per_trigger:
+                return ReadMaxRows(self.options.max_offsets_per_trigger)
+            if self.options.min_offsets_per_trigger:
+                return ReadMinRows(self.options.min_offsets_per_trigger)
+            return ReadAllAvailable()
+
+        def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+            if isinstance(limit, ReadAllAvailable):  # e.g. Trigger.Once: Spark lifts the limits
+                max_rows = min_rows = None
+            else:
+                min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else self.options.min_offsets_per_trigger
+                max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else self.options.max_offsets_per_trigger
+            return to_json_offsets(self._end_offsets(from_json_offsets(start), max_rows, min_rows))
+
+        def reportLatestOffset(self) -> dict | None:
+            """Shown as `latestOffset` in the query progress next to `endOffset`: how far behind the query is."""
+            return to_json_offsets(self.latest_seen) if self.latest_seen else None

@@ -9,13 +9,16 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql import datasource as _api
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamWriter, WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
 from spark_kwire.protocol.errors import KwireError
 from spark_kwire.protocol.records import partition_for_keys
+from spark_kwire.spark.capabilities import ARROW_STREAM_WRITER
 from spark_kwire.spark.options import KwireOptionError, WriteOptions
 from spark_kwire.spark.reader import shared_client
+from spark_kwire.spark.row_batches import rows_to_batches
 
 log = logging.getLogger("spark_kwire")
 
@@ -178,7 +181,7 @@ def _counts(acknowledged) -> dict:
 def write_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> WriteReport:
     writer = _TaskWriter(options)
     try:
-        for batch in batches:
+        for batch in rows_to_batches(batches):
             writer.add(batch)
     except BaseException:
         writer.producer.close()  # a background flush stops after its current round instead of going on alone
@@ -206,7 +209,13 @@ class KwireBatchWriter(DataSourceArrowWriter):
         log.warning("kwire: write aborted after %d records were acknowledged (they stay in Kafka)", _total(messages))
 
 
-class KwireStreamWriter(DataSourceStreamArrowWriter):
+# Spark 4.1+ has an Arrow stream writer. Spark 4.0's write worker hands Arrow batches to any writer that is a
+# DataSourceArrowWriter, streaming or not, so there the stream writer is both; write_batches also takes Rows.
+_STREAM_WRITER_BASES = ((_api.DataSourceStreamArrowWriter,) if ARROW_STREAM_WRITER
+                        else (DataSourceStreamWriter, DataSourceArrowWriter))
+
+
+class KwireStreamWriter(*_STREAM_WRITER_BASES):
     """writeStream.format("kwire"): the batch writer's columns, partitioning and guarantees per micro-batch."""
 
     def __init__(self, options: WriteOptions) -> None:

@@ -1,9 +1,12 @@
 """kwire over Spark Connect, with no JAR anywhere.
 
-A Spark Connect server is started from the PySpark wheel itself ($SPARK_HOME/sbin/start-connect-server.sh with
-SPARK_HOME = the pyspark package folder) on a free loopback port. Its only Python-side addition is the
-installed package; it gets no `--jars`, no `--packages`, no `spark.jars`. A client process then connects with
-`SparkSession.builder.remote("sc://...")` and writes, reads and streams with format("kwire").
+Both sides run in a fresh virtualenv holding only `pyspark[connect]` of the release running this test and kwire
+installed from the built wheel (`make wheel`), never the checkout: `.kwire/venvs/connect-<release>`, made by
+`.ci/release-venv` and reused while its inputs stay the same. The Spark Connect server is started from that
+PySpark wheel itself ($SPARK_HOME/sbin/start-connect-server.sh with SPARK_HOME = its pyspark package folder) on
+a free loopback port, with no `--jars`, no `--packages`, no `spark.jars`. A client process of the same
+virtualenv connects with `SparkSession.builder.remote("sc://...")` and writes, reads and streams with
+format("kwire"), first through auto-registration, then through `spark_kwire.register(spark)`.
 
 The client runs in a subprocess: a Connect session in this process would switch PySpark into Connect mode
 (SPARK_CONNECT_MODE_ENABLED) under the classic `spark` fixture that other test modules share.
@@ -27,53 +30,54 @@ import pytest
 import pyspark
 from harness import die_with_parent, free_port, port_answers
 
-SPARK_HOME = Path(pyspark.__file__).resolve().parent
 REPO = Path(__file__).resolve().parents[2]
 SERVER_START_TIMEOUT_S = 90
 CLIENT_TIMEOUT_S = 240
 ROWS = 300
 
 
-def _installed_package_visible_to_workers(cwd: Path) -> tuple[bool, str]:
-    """Whether a fresh interpreter of this venv, outside the checkout, finds what Spark's Python workers need:
-    `pyspark_kwire` by module discovery (pkgutil.iter_modules, which is how Spark auto-registers data sources)
-    and a regular `spark_kwire` package (an editable install made before spark_kwire/__init__.py existed
-    resolves it as an empty namespace package)."""
-    probe = ("import pkgutil, spark_kwire; "
-             "print(any(m.name == 'pyspark_kwire' for m in pkgutil.iter_modules()), hasattr(spark_kwire, 'register'))")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-c", probe], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=60)
-    return done.stdout.split() == ["True", "True"], (done.stdout + done.stderr).strip()
+def _fresh_env() -> Path:
+    """The virtualenv with pyspark[connect] of this release and the kwire wheel; its python."""
+    wheels = sorted(glob.glob(str(REPO / "dist" / "spark_kwire-*.whl")))
+    if not wheels:
+        pytest.fail("no kwire wheel in dist/: run `make wheel` (make test does)")
+    env_dir = REPO / ".kwire" / "venvs" / f"connect-{pyspark.__version__}"
+    done = subprocess.run(["bash", str(REPO / ".ci" / "release-venv"), str(env_dir),
+                           f"pyspark[connect]=={pyspark.__version__}", wheels[-1]],
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        pytest.fail(f"making {env_dir} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    return env_dir / "bin" / "python"
 
 
 @pytest.fixture(scope="module")
 def connect_server(tmp_path_factory):
-    """(port, note) of a Spark Connect server from the PySpark wheel, running local[2]; stopped at module end."""
+    """(port, python, server log) of a Spark Connect server from the fresh env's PySpark, running local[2]."""
+    python = _fresh_env()
+    spark_home = Path(subprocess.run([str(python), "-c", "import pyspark, os; print(os.path.dirname(pyspark.__file__))"],
+                                     capture_output=True, text=True, check=True).stdout.strip())
     work = tmp_path_factory.mktemp("spark-connect")
     for name in ("log", "pid", "conf"):
         (work / name).mkdir()
     port = free_port()
     env = {
         **os.environ,
-        "SPARK_HOME": str(SPARK_HOME),
+        "SPARK_HOME": str(spark_home),
         "SPARK_CONF_DIR": str(work / "conf"),  # empty: no spark-defaults.conf from anywhere
         "SPARK_LOG_DIR": str(work / "log"),
         "SPARK_PID_DIR": str(work / "pid"),
         "SPARK_LOCAL_IP": "127.0.0.1",
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "PYSPARK_PYTHON": str(python),
+        "PYSPARK_DRIVER_PYTHON": str(python),
     }
     env.pop("PYTHONPATH", None)
-    visible, probe_output = _installed_package_visible_to_workers(work)
-    note = "installed package used as is"
-    if not visible:
-        # The venv's install of this checkout is not what a `pip install spark-kwire` gives (see the probe);
-        # put the checkout on the workers' path so that the server still sees only what a wheel would install.
-        env["PYTHONPATH"] = str(REPO)
-        note = f"checkout put on the server's PYTHONPATH (probe of the venv's install: {probe_output!r})"
+    script = spark_home / "sbin" / "start-connect-server.sh"
+    # PySpark 4.0's wheel ships the server jar but not the script, which only runs spark-submit with its class.
+    launcher = ([str(script), "--wait"] if script.exists() else  # --wait: foreground, our child
+                [str(spark_home / "bin" / "spark-submit"), "--class",
+                 "org.apache.spark.sql.connect.service.SparkConnectServer"])
     command = [
-        str(SPARK_HOME / "sbin" / "start-connect-server.sh"), "--wait",  # --wait: foreground, our child
+        *launcher,
         "--master", "local[2]",
         "--driver-memory", "1g",
         "--conf", f"spark.connect.grpc.binding.port={port}",
@@ -98,7 +102,7 @@ def connect_server(tmp_path_factory):
                 pytest.fail(f"Spark Connect server not answering on {port} after {SERVER_START_TIMEOUT_S}s:\n"
                             f"{log_tail()}")
             time.sleep(0.25)
-        yield port, note, log_path
+        yield port, python, log_path
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
@@ -128,6 +132,8 @@ CLIENT = textwrap.dedent('''
 
     spark = SparkSession.builder.remote(f"sc://127.0.0.1:{cfg['port']}").getOrCreate()
     out["session_class"] = f"{type(spark).__module__}.{type(spark).__name__}"
+    import spark_kwire as _kwire
+    out["kwire_file"] = _kwire.__file__
     out["spark_jars"] = spark.conf.get("spark.jars", None)
     out["spark_jars_packages"] = spark.conf.get("spark.jars.packages", None)
     try:
@@ -173,14 +179,16 @@ CLIENT = textwrap.dedent('''
     out["client_class_count"] = client_df.count()
     lap("client registration")
 
-    # 5. an AvailableNow stream into a memory sink.
+    # 5. a capped stream into a memory sink, run until it has read everything there (processing-time: the
+    # trigger every release runs in capped batches; AvailableNow with a cap needs Spark 4.2, tested elsewhere).
     query = (spark.readStream.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
              .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", cfg["rows"] // 2 + 1).load()
              .selectExpr("CAST(value AS STRING) AS value", "partition", "offset")
              .writeStream.format("memory").queryName(cfg["query"])
              .option("checkpointLocation", cfg["checkpoint"])
-             .trigger(availableNow=True).start())
-    out["stream_finished"] = query.awaitTermination(120)
+             .trigger(processingTime="0 seconds").start())
+    query.processAllAvailable()
+    out["stream_finished"] = True
     out["stream_exception"] = str(query.exception()) if query.exception() else None
     # Over Connect, a progress's top-level numInputRows can be missing; its sources' counts are not.
     out["stream_batches"] = [sum(s.numInputRows for s in p.sources) for p in query.recentProgress]
@@ -193,18 +201,18 @@ CLIENT = textwrap.dedent('''
 
 
 def test_kwire_over_spark_connect_without_any_jar(connect_server, bootstrap, create_topic, topic_name, tmp_path):
-    port, note, server_log = connect_server
-    print(f"Spark Connect server on {port}: {note}")
+    port, python, server_log = connect_server
+    print(f"Spark Connect server on {port}, PySpark {pyspark.__version__} from {python}")
     # Nothing Kafka in the Spark distribution the server runs from.
-    assert not glob.glob(str(SPARK_HOME / "jars" / "*kafka*"))
+    assert not glob.glob(str(python.parent.parent / "lib" / "*" / "site-packages" / "pyspark" / "jars" / "*kafka*"))
 
     partitions = 3
     create_topic(topic_name, partitions=partitions)
     cfg = {"port": port, "bootstrap": bootstrap, "topic": topic_name, "rows": ROWS, "partitions": partitions,
            "query": f"connect_{uuid.uuid4().hex[:8]}", "checkpoint": str(tmp_path / "checkpoint")}
-    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYTHONPATH")}
     started = time.monotonic()
-    client = subprocess.Popen([sys.executable, "-c", CLIENT, json.dumps(cfg)], cwd=tmp_path, env=env,
+    client = subprocess.Popen([str(python), "-c", CLIENT, json.dumps(cfg)], cwd=tmp_path, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         stdout, stderr = client.communicate(timeout=CLIENT_TIMEOUT_S)
@@ -222,6 +230,9 @@ def test_kwire_over_spark_connect_without_any_jar(connect_server, bootstrap, cre
 
     # A real Connect session, against a server with no JAR and without Spark's own Kafka connector.
     assert out["session_class"] == "pyspark.sql.connect.session.SparkSession"
+    # kwire comes from the wheel installed in the fresh env, not from the checkout.
+    assert out["kwire_file"].startswith(str(python.parent.parent)) and "site-packages" in out["kwire_file"], \
+        out["kwire_file"]
     assert not out["spark_jars"], out["spark_jars"]
     assert not out["spark_jars_packages"], out["spark_jars_packages"]
     # Spark's own `kafka` source needs spark-sql-kafka on the classpath; the server has none.
@@ -248,7 +259,7 @@ def test_kwire_over_spark_connect_without_any_jar(connect_server, bootstrap, cre
     assert out["client_class_columns"][-1] == "headers"
     assert out["client_class_count"] == ROWS
 
-    # AvailableNow: everything, in more than one micro-batch (maxOffsetsPerTrigger), then it stops.
+    # Everything, in more than one micro-batch (maxOffsetsPerTrigger).
     assert out["stream_finished"] is True and out["stream_exception"] is None
     batches = [n for n in out["stream_batches"] if n]
     assert sum(batches) == ROWS and len(batches) >= 2, out["stream_batches"]
