@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Union
 
-from spark_kwire.client.cluster import KafkaClient
+from spark_kwire.client.admin import Admin
 from spark_kwire.client.config import ClientConfig
+from spark_kwire.client.kafka_client import KafkaClient
+from spark_kwire.client.offsets import list_offsets
 
 Cluster = Union[str, Mapping[str, str]]
 
@@ -31,12 +33,12 @@ def create_topic(cluster: Cluster, name: str, partitions: int = 1, replication_f
                  config: Mapping[str, str] | None = None, *, exist_ok: bool = False) -> None:
     """Create a topic and wait until every partition has a leader."""
     with connect(cluster) as client:
-        client.create_topics([(name, partitions, replication_factor, dict(config or {}))], exist_ok=exist_ok)
+        Admin(client).create_topics([(name, partitions, replication_factor, dict(config or {}))], exist_ok=exist_ok)
 
 
 def delete_topic(cluster: Cluster, name: str, *, missing_ok: bool = False) -> None:
     with connect(cluster) as client:
-        client.delete_topics([name], missing_ok=missing_ok)
+        Admin(client).delete_topics([name], missing_ok=missing_ok)
 
 
 def list_topics(cluster: Cluster) -> list[str]:
@@ -47,7 +49,7 @@ def list_topics(cluster: Cluster) -> list[str]:
 def _offsets(cluster: Cluster, topic: str, spec) -> dict[int, int]:
     with connect(cluster) as client:
         tps = [(topic, p) for p in client.partitions_for(topic)]
-        return {p: off for (_t, p), (off, _ts) in sorted(client.list_offsets(tps, spec).items())}
+        return {p: off for (_t, p), (off, _ts) in sorted(list_offsets(client, tps, spec).items())}
 
 
 def earliest_offsets(cluster: Cluster, topic: str) -> dict[int, int]:
@@ -62,26 +64,26 @@ def latest_offsets(cluster: Cluster, topic: str) -> dict[int, int]:
 
 def list_groups(cluster: Cluster) -> list[str]:
     with connect(cluster) as client:
-        return sorted(g.group_id for g in client.list_groups())
+        return sorted(g.group_id for g in Admin(client).list_groups())
 
 
 def describe_groups(cluster: Cluster, groups: Iterable[str]) -> dict:
     """{group id: GroupDescription(group_id, state, protocol_type, protocol, members, coordinator)}"""
     with connect(cluster) as client:
-        return client.describe_groups(list(groups))
+        return Admin(client).describe_groups(list(groups))
 
 
 def committed_offsets(cluster: Cluster, group: str) -> dict[tuple[str, int], int]:
     """{(topic, partition): committed offset} of a consumer group."""
     with connect(cluster) as client:
-        return {tp: c.offset for tp, c in client.fetch_committed_offsets(group).items()}
+        return {tp: c.offset for tp, c in Admin(client).fetch_committed_offsets(group).items()}
 
 
 def commit_offsets(cluster: Cluster, group: str, offsets: Mapping[tuple[str, int], int], metadata: str = "") -> None:
     """Commit {(topic, partition): offset} for `group` (with an optional metadata string), as a client outside
     the group does; a group with active members refuses it."""
     with connect(cluster) as client:
-        client.commit_offsets(group, dict(offsets), metadata)
+        Admin(client).commit_offsets(group, dict(offsets), metadata)
 
 
 def describe_topics(cluster: Cluster, topics: Iterable[str] | None = None) -> list[dict]:
@@ -98,7 +100,7 @@ def describe_topics(cluster: Cluster, topics: Iterable[str] | None = None) -> li
 def topic_configs(cluster: Cluster, topic: str, keys: Iterable[str] | None = None) -> dict[str, str | None]:
     """{config name: effective value} of a topic (every config when `keys` is None; sensitive values are None)."""
     with connect(cluster) as client:
-        entries = client.describe_configs([topic], None if keys is None else list(keys))[topic]
+        entries = Admin(client).describe_configs([topic], None if keys is None else list(keys))[topic]
     return {name: entry.value for name, entry in sorted(entries.items())}
 
 

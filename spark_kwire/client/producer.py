@@ -44,9 +44,10 @@ import numpy as np
 from spark_kwire.client.config import COMPRESSION_TYPES, ACKS
 from spark_kwire.client.errors import (ConfigError, KwireError, ProduceError, RequestTimeoutError,
                                        RetriesExhaustedError, UnknownTopicError, is_retriable_error)
-from spark_kwire.client.cluster import Backoff
+from spark_kwire.client.retry import Backoff
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import KafkaApiError, error_for
+from spark_kwire.protocol.records import encode_record_batches, partition_for_keys
 
 __all__ = ["Producer", "PartitionAck"]
 
@@ -201,8 +202,6 @@ class Producer:
                                       error=exc.last_error) from exc
         if self.idempotent and self.producer_id < 0:
             self._init_producer_id(topic, partition)
-        from spark_kwire.client._records import encode_record_batches
-
         tp = (topic, partition)
         seq = self._sequences.get(tp, 0) if self.idempotent else -1
         try:
@@ -257,7 +256,6 @@ class Producer:
 
     def _send_partitioned(self, topic, values, keys, headers, timestamps_ms, partitions=None) -> int:
         import pyarrow as pa
-        from spark_kwire.client._records import partition_for_keys
 
         n = len(values)
         num = len(self.client.partitions_for(topic))
@@ -349,10 +347,7 @@ class Producer:
         return result
 
     def _produce_error(self, tp, message: str, *, broker=None, error=None, code=None, acks=None) -> ProduceError:
-        address = None
-        if broker is not None:
-            info = self.client._metadata.brokers.get(broker)
-            address = info.address if info is not None else None
+        address = self.client.broker_address(broker)
         if address is None and error is not None:
             address = getattr(error, "address", None)
         return ProduceError(tp[0], tp[1], message, broker=broker, error=error, code=code, broker_address=address,
@@ -502,8 +497,7 @@ class Producer:
                     try:
                         remaining_ms = int((deadline - time.monotonic()) * 1000)
                         if remaining_ms <= 0:
-                            info = client._metadata.brokers.get(leader)
-                            late = RequestTimeoutError(info.address if info else "?", "delivery.timeout.ms expired "
+                            late = RequestTimeoutError(client.broker_address(leader) or "?", "delivery.timeout.ms expired "
                                                        "before the request was sent", node_id=leader)
                             late.out_of_time = True
                             raise late

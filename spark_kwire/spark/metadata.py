@@ -50,7 +50,9 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import (ArrayType, BooleanType, IntegerType, LongType, StringType, StructField, StructType,
                                TimestampType)
 
+from spark_kwire.client.admin import Admin
 from spark_kwire.client.errors import RetriesExhaustedError, UnknownTopicError, UnsupportedVersionError
+from spark_kwire.client.offsets import list_offsets
 from spark_kwire.protocol.errors import KafkaApiError, KwireError
 from spark_kwire.spark.options import KwireOptionError, kafka_params
 
@@ -285,7 +287,7 @@ def _describe_configs(client, names: list[str]) -> dict:
         try:
             with _authorization("describe the configs of topics",
                                 "the DescribeConfigs operation on the topic (Describe alone is not enough)"):
-                return client.describe_configs(names, list(TOPIC_CONFIGS))
+                return Admin(client).describe_configs(names, list(TOPIC_CONFIGS))
         except UnknownTopicError as e:  # deleted after planning: leave it out
             if e.topic not in names:
                 raise
@@ -332,7 +334,7 @@ def _list_offsets(client, tps: list[tuple[str, int]], spec) -> dict:
     while tps:
         try:
             with _authorization("list the offsets of topic partitions"):
-                return client.list_offsets(tps, spec)
+                return list_offsets(client, tps, spec)
         except UnknownTopicError as e:
             remaining = [tp for tp in tps if tp[0] != e.topic]
             if len(remaining) == len(tps):
@@ -367,7 +369,7 @@ def partition_rows(client, partitions: Iterable[tuple], *, with_offsets: bool = 
 def select_groups(client, groups: NameFilter) -> list:
     """GroupListings of the groups `groups` selects; a name in `groups` that does not exist is an error."""
     with _authorization("list consumer groups"):
-        listings = [g for g in client.list_groups() if groups.matches(g.group_id)]
+        listings = [g for g in Admin(client).list_groups() if groups.matches(g.group_id)]
     if groups.names is not None:
         found = {g.group_id for g in listings}
         for name in groups.names:
@@ -375,7 +377,7 @@ def select_groups(client, groups: NameFilter) -> list:
                 continue
             # Not listed: missing, or not visible to this principal. Ask about it to tell which.
             with _authorization(f"describe consumer group '{name}'"):
-                client.describe_groups([name])
+                Admin(client).describe_groups([name])
             where = f" named in option '{groups.option}'" if groups.option else ""
             hint = " Use option 'groupPattern' to select groups that may be missing without an error." \
                 if groups.option == "groups" else ""
@@ -395,7 +397,7 @@ def group_rows(client, listings: Iterable) -> list[tuple]:
     listings = list(listings)
     ids = [g.group_id for g in listings]
     with _authorization("describe consumer groups"):
-        descriptions = client.describe_groups(ids) if ids else {}
+        descriptions = Admin(client).describe_groups(ids) if ids else {}
     rows = []
     for listing in listings:
         d = descriptions.get(listing.group_id)
@@ -415,7 +417,7 @@ def group_rows(client, listings: Iterable) -> list[tuple]:
 def _committed(client, group: str) -> dict:
     with _authorization(f"fetch the committed offsets of consumer group '{group}'"):
         try:
-            return client.fetch_committed_offsets(group)
+            return Admin(client).fetch_committed_offsets(group)
         except KafkaApiError as e:
             if e.code == GROUP_ID_NOT_FOUND:  # deleted after planning, or a kind of group without offsets
                 return {}

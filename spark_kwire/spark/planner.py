@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
 
+from spark_kwire.client.admin import Admin
+from spark_kwire.client.offsets import list_offsets
 from spark_kwire.spark.options import EARLIEST, LATEST, KwireOptionError, OffsetBound, ReadOptions, Subscription
 from spark_kwire.protocol.errors import KwireError
 
@@ -62,7 +64,7 @@ def resolve_bound(client, tps: list[TopicPartition], bound: OffsetBound, *, side
         known = earliest if spec == "earliest" else latest
         if known is not None:
             return known
-        return {tp: off for tp, (off, _ts) in client.list_offsets(tps, spec, isolation_level=isolation).items()}
+        return {tp: off for tp, (off, _ts) in list_offsets(client, tps, spec, isolation_level=isolation).items()}
 
     if bound.kind in ("earliest", "latest"):
         return dict(ends(bound.kind))
@@ -116,7 +118,7 @@ def resolve_bound(client, tps: list[TopicPartition], bound: OffsetBound, *, side
             result[tp] = offset
         return result
     if bound.kind == "group":
-        committed = client.fetch_committed_offsets(bound.group, tps)
+        committed = Admin(client).fetch_committed_offsets(bound.group, tps)
         result = {}
         earliest_offsets = None
         for tp in tps:
@@ -138,7 +140,7 @@ def lookup_offsets_by_timestamp(client, wanted: dict[TopicPartition, int], isola
         by_ts.setdefault(ts, []).append(tp)
     found = {}
     for ts, group in by_ts.items():
-        for tp, (offset, _t) in client.list_offsets(group, ts, isolation_level=isolation).items():
+        for tp, (offset, _t) in list_offsets(client, group, ts, isolation_level=isolation).items():
             found[tp] = offset
     return found
 
@@ -204,8 +206,8 @@ def plan_batch(client, options: ReadOptions, *, narrow=None) -> list[OffsetRange
     if not tps:
         return []
     isolation = "read_committed" if options.read_committed else "read_uncommitted"
-    earliest = {tp: o for tp, (o, _) in client.list_offsets(tps, "earliest", isolation_level=isolation).items()}
-    latest = {tp: o for tp, (o, _) in client.list_offsets(tps, "latest", isolation_level=isolation).items()}
+    earliest = {tp: o for tp, (o, _) in list_offsets(client, tps, "earliest", isolation_level=isolation).items()}
+    latest = {tp: o for tp, (o, _) in list_offsets(client, tps, "latest", isolation_level=isolation).items()}
     start = resolve_bound(client, tps, options.starting, side="starting", read_committed=options.read_committed,
                           strategy=options.timestamp_strategy, earliest=earliest, latest=latest)
     end = resolve_bound(client, tps, options.ending, side="ending", read_committed=options.read_committed,

@@ -12,7 +12,8 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
-from spark_kwire.client.cluster import KafkaClient
+from spark_kwire.client.fetcher import fetch_range
+from spark_kwire.client.kafka_client import KafkaClient
 from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.errors import OffsetOutOfRangeError, UnknownTopicError
 from spark_kwire.spark.planner import DataLossError, OffsetRange
@@ -71,7 +72,7 @@ def read_range(kafka_params: dict, rng: OffsetRange, *, include_headers: bool, r
     position = rng.start
     while position < rng.end:
         try:
-            fetched = client.fetch_range(rng.topic, rng.partition, position, rng.end,
+            fetched = fetch_range(client, rng.topic, rng.partition, position, rng.end,
                                          isolation_level=isolation, include_headers=include_headers)
             for decoded in fetched:
                 stats.add(decoded)

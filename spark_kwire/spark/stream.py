@@ -36,7 +36,9 @@ from pyspark.sql.streaming.datasource import (
     ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows, SupportsTriggerAvailableNow,
 )
 
+from spark_kwire.client.admin import Admin
 from spark_kwire.client.errors import UnknownTopicError
+from spark_kwire.client.offsets import list_offsets
 from spark_kwire.protocol.errors import KwireError
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.planner import (
@@ -141,7 +143,7 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         remaining = sorted(set(tps))
         while remaining:
             try:
-                found = self._client.list_offsets(remaining, spec, isolation_level=self._isolation)
+                found = list_offsets(self._client, remaining, spec, isolation_level=self._isolation)
                 return {tp: offset for tp, (offset, _ts) in found.items()}
             except UnknownTopicError as e:
                 gone = [tp for tp in remaining if tp[0] == e.topic and e.partition in (None, tp[1])]
@@ -309,7 +311,7 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if not group or not offsets or offsets == self._group_committed:
             return
         try:
-            self._client.commit_offsets(group, offsets)
+            Admin(self._client).commit_offsets(group, offsets)
         except KwireError as e:
             raise KwireCommitError(
                 f"Committing offsets {to_json_offsets(offsets)} to consumer group '{group}' "

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
+from spark_kwire.client.producer import Producer
 from spark_kwire.protocol.errors import KwireError
 from spark_kwire.protocol.records import partition_for_keys
 from spark_kwire.spark.options import KwireOptionError, WriteOptions
@@ -82,7 +83,7 @@ class _TaskWriter:
     def __init__(self, options: WriteOptions) -> None:
         self.options = options
         self.client = shared_client(options.kafka)
-        self.producer = self.client.producer()
+        self.producer = Producer(self.client)
         self.round_robin: dict[str, int] = {}
         self.partition_counts: dict[str, int] = {}
 
