@@ -1,4 +1,4 @@
-"""A small admin API for notebooks, the demo and tests: topics, offsets and consumer groups.
+"""A small admin API for notebooks, the demo and tests: topics, offsets and consumer groups. Needs no pyspark.
 
 Every function takes `cluster`: a bootstrap string ("host:port,...") or a dict of Kafka client settings
 (with or without Spark's "kafka." prefix, e.g. the same options given to `spark.read.format("kwire")`).
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Union
 
+from spark_kwire.client import cluster_tables as tables
 from spark_kwire.client.admin import Admin
 from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.kafka_client import KafkaClient
@@ -89,12 +90,10 @@ def commit_offsets(cluster: Cluster, group: str, offsets: Mapping[tuple[str, int
 def describe_topics(cluster: Cluster, topics: Iterable[str] | None = None) -> list[dict]:
     """One dict per topic (all of them when `topics` is None), with the columns of the `topics` metadata
     table: topic, partitions, replication_factor, is_internal, cleanup_policy, retention_ms, max_message_bytes."""
-    from spark_kwire.spark.metadata import SCHEMAS, NameFilter, select_topics, topic_rows, topic_summaries
-
-    selection = NameFilter(names=tuple(topics)) if topics is not None else NameFilter()
+    selection = tables.NameFilter(names=tuple(topics)) if topics is not None else tables.NameFilter()
     with connect(cluster) as client:
-        rows = topic_rows(client, topic_summaries(select_topics(client, selection)))
-    return [dict(zip(SCHEMAS["topics"].names, row)) for row in rows]
+        rows = tables.topic_rows(client, tables.topic_summaries(tables.select_topics(client, selection)))
+    return [dict(zip(tables.COLUMNS["topics"], row)) for row in rows]
 
 
 def topic_configs(cluster: Cluster, topic: str, keys: Iterable[str] | None = None) -> dict[str, str | None]:
@@ -108,9 +107,7 @@ def group_lag(cluster: Cluster, group: str) -> list[dict]:
     """The lag of a consumer group, one dict per partition it committed an offset for (the rows of the
     `group_offsets` metadata table): group, topic, partition, committed_offset, latest_offset, lag, metadata.
     A group that does not exist raises an error, as kafka-consumer-groups.sh --describe does."""
-    from spark_kwire.spark.metadata import SCHEMAS, NameFilter, group_offset_rows, select_groups
-
     with connect(cluster) as client:
-        select_groups(client, NameFilter(names=(group,)))
-        rows = group_offset_rows(client, [group])
-    return [dict(zip(SCHEMAS["group_offsets"].names, row)) for row in rows]
+        tables.select_groups(client, tables.NameFilter(names=(group,)))
+        rows = tables.group_offset_rows(client, [group])
+    return [dict(zip(tables.COLUMNS["group_offsets"], row)) for row in rows]
