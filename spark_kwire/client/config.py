@@ -291,7 +291,7 @@ class ClientConfig:
             elif key == "enable.idempotence":
                 values["enable_idempotence"] = _bool(key, value)
             elif key == "security.protocol":
-                values["security_protocol"] = _choice(key, value, SECURITY_PROTOCOLS, upper=True)
+                values["security_protocol"] = _as_str(key, value).upper()  # checked by validate()
             elif key == "sasl.mechanism":
                 values["sasl_mechanism"] = _choice(key, value, SASL_MECHANISMS, upper=True)
             elif key == "sasl.jaas.config":
@@ -315,7 +315,10 @@ class ClientConfig:
         return config
 
     def validate(self) -> None:
-        """Cross-field checks (raise :class:`ConfigError`)."""
+        """Checks of values and across fields (raise :class:`ConfigError`); the one place that checks
+        ``security.protocol``, also for configs changed with :meth:`replace`."""
+        if self.security_protocol not in SECURITY_PROTOCOLS:
+            raise ConfigError("security.protocol", self.security_protocol, ", ".join(SECURITY_PROTOCOLS))
         if self.retry_backoff_max_ms < self.retry_backoff_ms:
             raise ConfigError("retry.backoff.max.ms", self.retry_backoff_max_ms,
                               reason=f"must be >= retry.backoff.ms ({self.retry_backoff_ms})")

@@ -35,6 +35,13 @@ def test_defaults_and_string_values():
     assert not ClientConfig.from_kafka_options({"bootstrap.servers": "h:1", "acks": "1"}).idempotence
 
 
+def test_security_protocol_is_checked_by_validate_also_after_replace():
+    config = ClientConfig.from_kafka_options({"bootstrap.servers": "h:1", "security.protocol": "sasl_ssl"})
+    assert config.security_protocol == "SASL_SSL"
+    with pytest.raises(ConfigError, match=r"'security.protocol'.*accepted: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"):
+        config.replace(security_protocol="TLS")
+
+
 @pytest.mark.parametrize("key,value,accepted", [
     ("request.timeout.ms", "30s", "an integer"),
     ("acks", "2", "all, -1, 0, 1"),
