@@ -318,7 +318,7 @@ def test_background_flushes_keep_order_and_carry_acks(bootstrap, client, create_
             values = [f"{p}-{chunk}-{i:04d}".encode() * 4 for i in range(500)]
             producer.send_batch(topic_name, p, pa.array(values, pa.binary()))
             sent[p] += values
-            overlapped["busy"] += producer._flusher is not None and producer._flusher.is_alive()
+            overlapped["busy"] += producer.sending_in_background
     acks = producer.flush()
     assert overlapped["busy"] > 0, "no send_batch ran while a background flush was sending"
     assert {tp[1]: (a.records, a.base_offset, a.last_offset) for tp, a in acks.items()} == \
@@ -340,3 +340,4 @@ def test_background_flush_failure_is_raised_by_the_next_call(client, create_topi
         producer.flush()
     with pytest.raises(KwireError, match="failed earlier"):
         producer.send_batch(topic_name, 0, pa.array([b"z"], pa.binary()))
+
