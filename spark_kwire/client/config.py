@@ -18,6 +18,9 @@ Defaults follow the Java client except where noted:
 * ``batch.size`` defaults to 512 KiB (Java: 16 KiB) and ``max.request.size`` to 4 MiB (Java: 1 MiB): kwire
   appends whole Arrow columns at once, and big batches compress better and cost less per record. A batch
   stays under the broker's default ``message.max.bytes`` (1 MiB).
+* ``linger.ms`` has no default (Java: 5 ms): unless it is set, a producer hands its records to the sender when
+  ``buffer.memory`` fills up or at ``flush()`` (a Spark task's end), which batches the most. When set, it
+  bounds how long appended records wait before they are sent.
 * ``kwire.max.decompressed.bytes`` (kwire's own, default 256 MiB): how many bytes the compressed batches of
   one fetch response for one partition may inflate to; a batch that inflates further fails the read
   instead of exhausting the executor's memory.
@@ -244,7 +247,7 @@ class ClientConfig:
     acks: int = -1
     compression_type: str = "none"
     batch_size: int = 512 * 1024
-    linger_ms: int = 0
+    linger_ms: int | None = None  # None: records wait for buffer.memory or flush() (see producer.py)
     enable_idempotence: bool | None = None  # None: Kafka's default (on when acks=all)
     max_in_flight_requests_per_connection: int = 5
     max_request_size: int = 4 * 1024 * 1024

@@ -14,6 +14,10 @@ holds the producer id, epoch and sequence numbers both use. This class ties them
   most 2 x ``buffer.memory`` bytes are held. A failure of the background delivery is raised by the next
   ``send_batch`` or ``flush()``. (Handing off smaller amounts as soon as the sender is idle was measured
   slower: each delivery pays a round trip, so big ones with 5 requests in flight carry more per wait.)
+* ``linger.ms``, when set, bounds how long appended records wait before they are handed to the sender: an
+  append finding the oldest waiting batch at least that old hands everything over as soon as no delivery
+  runs (it is checked on appends; ``flush()`` sends the rest). Unset (kwire's default), records wait for
+  ``buffer.memory`` or ``flush()``, which suits Spark tasks that write a bounded set of rows.
 * ``flush()`` delivers what waits and returns what was acknowledged since the previous ``flush()``. A failed
   delivery raises :class:`ProduceError` naming the topic, partition, leader and last error, with
   ``acknowledged`` holding what the brokers did acknowledge before the failure; the producer is then unusable.
@@ -46,7 +50,8 @@ class Producer:
     def __init__(self, client, *, acks: int | str | None = None, compression: str | None = None,
                  idempotent: bool | None = None, batch_size: int | None = None, max_in_flight: int | None = None,
                  delivery_timeout_ms: int | None = None, request_timeout_ms: int | None = None,
-                 max_request_size: int | None = None, buffer_memory: int | None = None) -> None:
+                 max_request_size: int | None = None, buffer_memory: int | None = None,
+                 linger_ms: int | None = None) -> None:
         config = client.config
         self.client = client
         if acks is None:
@@ -77,6 +82,7 @@ class Producer:
         self.request_timeout_ms = int(request_timeout_ms or config.request_timeout_ms)
         self.max_request_size = int(max_request_size or config.max_request_size)
         self.buffer_memory = int(buffer_memory if buffer_memory is not None else config.buffer_memory)
+        self.linger_ms = linger_ms if linger_ms is not None else config.linger_ms
         self._idempotence = IdempotenceState(self.idempotent)
         self._accumulator = RecordAccumulator(compression=self.compression, batch_size=self.batch_size,
                                               idempotence=self._idempotence)
@@ -128,7 +134,7 @@ class Producer:
     # -- appending -------------------------------------------------------------------------------------
     def send_batch(self, topic: str, partition, values, keys=None, headers=None, timestamps_ms=None) -> int:
         """Queue rows for ``topic``; returns how many were queued. Nothing is sent before flush() unless
-        buffer.memory fills up.
+        buffer.memory fills up (or linger.ms passes).
 
         ``values``/``keys``: Arrow binary/string arrays (None = null); ``headers``:
         list<struct<key, value>> array or None; ``timestamps_ms``: None (now), an int or one int64 per row.
@@ -166,6 +172,8 @@ class Producer:
         waiting = self._accumulator
         if self.buffer_memory > 0 and waiting.pending_bytes >= self.buffer_memory:
             self._hand_off()  # waits for the running background delivery first: memory stays bounded
+        elif self.linger_ms is not None and not self._sender.busy and waiting.waited_ms() >= self.linger_ms:
+            self._hand_off()
 
     def _hand_off(self) -> None:
         """Give what waits to a background delivery (after the previous one ended)."""

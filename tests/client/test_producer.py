@@ -341,3 +341,32 @@ def test_background_flush_failure_is_raised_by_the_next_call(client, create_topi
     with pytest.raises(KwireError, match="failed earlier"):
         producer.send_batch(topic_name, 0, pa.array([b"z"], pa.binary()))
 
+
+def test_linger_ms_bounds_how_long_appended_records_wait(bootstrap, client, create_topic, topic_name):
+    """kafka.linger.ms: records that waited that long are handed to the sender by the next append, and reach
+    the broker before flush(). Unset (the default), they wait for buffer.memory or flush()."""
+    create_topic(topic_name, partitions=2)
+    tp = (topic_name, 0)
+    with KafkaClient({"bootstrap.servers": bootstrap, "linger.ms": "100"}) as lingering:
+        producer = Producer(lingering)
+        assert producer.linger_ms == 100
+        producer.send_batch(topic_name, 0, pa.array([b"first"] * 10, pa.binary()))
+        assert producer.pending_records == 10  # younger than linger.ms: still waiting
+        time.sleep(0.2)  # the first records now wait longer than linger.ms
+        producer.send_batch(topic_name, 1, pa.array([b"second"] * 5, pa.binary()))
+        assert producer.pending_records == 0  # both handed to the sender
+        deadline = time.monotonic() + 30
+        while list_offsets(client, [tp], "latest")[tp][0] < 10 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list_offsets(client, [tp], "latest")[tp][0] == 10, "not sent before flush()"
+        acks = producer.flush()
+        assert {p: a.records for (_, p), a in acks.items()} == {0: 10, 1: 5}
+
+    unset = Producer(client, batch_size=1024)
+    assert unset.linger_ms is None
+    unset.send_batch(topic_name, 0, pa.array([b"third"] * 10, pa.binary()))
+    time.sleep(0.2)
+    unset.send_batch(topic_name, 0, pa.array([b"fourth"] * 10, pa.binary()))
+    assert unset.pending_records == 20 and not unset.sending_in_background
+    assert unset.flush()[tp].records == 20
+    assert len(rdkafka_consume(bootstrap, topic_name, 35, partitions=2, extra_wait=0.3)) == 35
