@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -26,8 +27,13 @@ NOSPARK_VENV = REPO / ".venv-nospark"  # cached between runs (ignored by git); r
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
     """The wheel built from this checkout, as `pip wheel` builds it for users."""
+    # Built from a copy of what the sdist would hold: a build/ folder left in the checkout could add stale files.
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md", "pyspark_kwire.py"):
+        shutil.copy2(REPO / name, source / name)
+    shutil.copytree(REPO / "spark_kwire", source / "spark_kwire", ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)], check=True,
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)], check=True,
                    timeout=600)
     (built,) = out.glob("spark_kwire-*.whl")
     return built
