@@ -54,6 +54,7 @@ from spark_kwire.client.cluster_tables import (TABLES, MetadataAuthorizationErro
                                                group_offset_rows, group_rows, partition_rows, select_groups,
                                                select_topics, topic_rows, topic_summaries)
 from spark_kwire.spark.options import KwireOptionError, metadata_table_name, parse_metadata_options
+from spark_kwire.spark.shared_client import shared_client
 
 __all__ = ["TABLES", "SCHEMAS", "metadata_schema", "MetadataReader", "MetadataPartition", "MetadataAuthorizationError"]
 
@@ -139,7 +140,6 @@ class MetadataReader(DataSourceReader):
             raise KwireOptionError(str(e)) from None
 
     def _client(self):
-        from spark_kwire.spark.reader import shared_client
         return shared_client(self.kafka)
 
     def _plan(self) -> list[MetadataPartition]:

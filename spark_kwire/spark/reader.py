@@ -5,37 +5,19 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
 import time
 from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 
-from spark_kwire.client.fetcher import fetch_range
-from spark_kwire.client.kafka_client import KafkaClient
-from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.errors import OffsetOutOfRangeError, UnknownTopicError
+from spark_kwire.client.fetcher import fetch_range
 from spark_kwire.spark.planner import DataLossError, OffsetRange
 from spark_kwire.spark.schema import arrow_read_schema
+from spark_kwire.spark.shared_client import shared_client
 
 log = logging.getLogger("spark_kwire")
-
-_clients: dict[tuple, KafkaClient] = {}
-_clients_lock = threading.Lock()
-
-
-def shared_client(kafka_params: dict) -> KafkaClient:
-    """One client per distinct configuration in this Python process, reused across Spark tasks
-    (Spark reuses Python workers), so a task does not pay for connecting and negotiating again."""
-    key = tuple(sorted(kafka_params.items()))
-    with _clients_lock:
-        client = _clients.get(key)
-        if client is None:
-            client = KafkaClient(ClientConfig.from_kafka_options(kafka_params))
-            _clients[key] = client
-        return client
-
 
 def _constant_strings(value: str, n: int) -> pa.Array:
     encoded = value.encode()

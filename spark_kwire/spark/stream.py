@@ -44,7 +44,8 @@ from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.planner import (
     DataLossError, OffsetRange, TopicPartition, resolve_bound, resolve_topic_partitions, split_ranges,
 )
-from spark_kwire.spark.reader import read_range, shared_client
+from spark_kwire.spark.reader import read_range
+from spark_kwire.spark.shared_client import shared_client
 
 log = logging.getLogger("spark_kwire")
 

@@ -16,7 +16,7 @@ from spark_kwire.client.producer import Producer
 from spark_kwire.protocol.errors import KwireError
 from spark_kwire.protocol.records import partition_for_keys
 from spark_kwire.spark.options import KwireOptionError, WriteOptions
-from spark_kwire.spark.reader import shared_client
+from spark_kwire.spark.shared_client import shared_client
 
 log = logging.getLogger("spark_kwire")
 
