@@ -50,10 +50,11 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import (ArrayType, BooleanType, IntegerType, LongType, StringType, StructField, StructType,
                                TimestampType)
 
-from spark_kwire.client.cluster_tables import (TABLES, MetadataAuthorizationError, NameFilter, UnknownNameError,
-                                               group_offset_rows, group_rows, partition_rows, select_groups,
-                                               select_topics, topic_rows, topic_summaries)
-from spark_kwire.spark.options import KwireOptionError, metadata_table_name, parse_metadata_options
+from spark_kwire.client.cluster_tables import (TABLES, NameFilter, UnknownNameError, group_offset_rows, group_rows,
+                                               partition_rows, select_groups, select_topics, topic_rows,
+                                               topic_summaries)
+from spark_kwire.spark.errors import KwireOptionError, MetadataAuthorizationError
+from spark_kwire.spark.options import metadata_table_name, parse_metadata_options
 from spark_kwire.spark.shared_client import shared_client
 
 __all__ = ["TABLES", "SCHEMAS", "metadata_schema", "MetadataReader", "MetadataPartition", "MetadataAuthorizationError"]

@@ -13,14 +13,10 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from spark_kwire.client.cluster_tables import TABLES, NameFilter
-from spark_kwire.protocol.errors import KwireError
+from spark_kwire.spark.errors import KwireOptionError
 
 EARLIEST = -2
 LATEST = -1
-
-
-class KwireOptionError(KwireError, ValueError):
-    """An option is missing, unknown or malformed; the message names it and what is accepted."""
 
 
 # Documented spelling of every non-`kafka.` option, by use.

@@ -10,16 +10,12 @@ from pyspark.sql.datasource import InputPartition
 
 from spark_kwire.client.admin import Admin
 from spark_kwire.client.offsets import list_offsets
-from spark_kwire.spark.options import EARLIEST, LATEST, KwireOptionError, OffsetBound, ReadOptions, Subscription
-from spark_kwire.protocol.errors import KwireError
+from spark_kwire.spark.errors import DataLossError, KwireOptionError
+from spark_kwire.spark.options import EARLIEST, LATEST, OffsetBound, ReadOptions, Subscription
 
 log = logging.getLogger("spark_kwire")
 
 TopicPartition = tuple[str, int]
-
-
-class DataLossError(KwireError):
-    """Requested offsets are no longer (or not yet) in the topic and failOnDataLoss is true."""
 
 
 @dataclass(frozen=True)

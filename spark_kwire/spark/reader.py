@@ -13,7 +13,8 @@ import pyarrow as pa
 
 from spark_kwire.client.errors import OffsetOutOfRangeError, UnknownTopicError
 from spark_kwire.client.fetcher import fetch_range
-from spark_kwire.spark.planner import DataLossError, OffsetRange
+from spark_kwire.spark.errors import DataLossError
+from spark_kwire.spark.planner import OffsetRange
 from spark_kwire.spark.schema import arrow_read_schema
 from spark_kwire.spark.shared_client import shared_client
 

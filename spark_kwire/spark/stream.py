@@ -40,9 +40,10 @@ from spark_kwire.client.admin import Admin
 from spark_kwire.client.errors import UnknownTopicError
 from spark_kwire.client.offsets import list_offsets
 from spark_kwire.protocol.errors import KwireError
+from spark_kwire.spark.errors import DataLossError, KwireCommitError
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.planner import (
-    DataLossError, OffsetRange, TopicPartition, resolve_bound, resolve_topic_partitions, split_ranges,
+    OffsetRange, TopicPartition, resolve_bound, resolve_topic_partitions, split_ranges,
 )
 from spark_kwire.spark.reader import read_range
 from spark_kwire.spark.shared_client import shared_client
@@ -83,10 +84,6 @@ def rate_limit(start: Offsets, latest: Offsets, limit: int) -> Offsets:
 
 def _fmt_tps(tps: Iterable[TopicPartition]) -> str:
     return ", ".join(f"{t}-{p}" for t, p in sorted(tps))
-
-
-class KwireCommitError(KwireError):
-    """Committing a micro-batch's end offsets to the consumer group of commitOffsetsToGroup failed."""
 
 
 class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):

@@ -13,18 +13,14 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowW
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
 from spark_kwire.client.producer import Producer
-from spark_kwire.protocol.errors import KwireError
 from spark_kwire.protocol.records import partition_for_keys
-from spark_kwire.spark.options import KwireOptionError, WriteOptions
+from spark_kwire.spark.errors import KwireOptionError, KwireWriteError
+from spark_kwire.spark.options import WriteOptions
 from spark_kwire.spark.shared_client import shared_client
 
 log = logging.getLogger("spark_kwire")
 
 _BINARY_OR_STRING = (BinaryType, StringType)
-
-
-class KwireWriteError(KwireError):
-    """A row cannot be written (null topic, partition out of range...)."""
 
 
 def validate_write_schema(schema: StructType, options: WriteOptions) -> None:
