@@ -31,6 +31,11 @@ class OffsetRange(InputPartition):
         return max(0, self.end - self.start)
 
 
+def format_tps(tps) -> str:
+    """'topic-0, topic-1, ...' for messages ('none' when empty)."""
+    return ", ".join(f"{t}-{p}" for t, p in sorted(tps)) or "none"
+
+
 def resolve_topic_partitions(client, subscription: Subscription) -> list[TopicPartition]:
     """The topic-partitions a subscription names, checked against the cluster."""
     if subscription.kind == "subscribePattern":
@@ -72,7 +77,7 @@ def resolve_bound(client, tps: list[TopicPartition], bound: OffsetBound, *, side
             name = f"{side}Offsets"
             raise KwireOptionError(
                 f"Option '{name}' must give an offset for every assigned topic-partition and no others; "
-                f"missing: {_fmt_tps(missing)}; not assigned: {_fmt_tps(extra)}."
+                f"missing: {format_tps(missing)}; not assigned: {format_tps(extra)}."
             )
         result = {}
         need_earliest = any(o == EARLIEST for o in specified.values())
@@ -92,7 +97,7 @@ def resolve_bound(client, tps: list[TopicPartition], bound: OffsetBound, *, side
             if missing:
                 raise KwireOptionError(
                     f"Option '{side}OffsetsByTimestamp' must give a timestamp for every assigned topic-partition; "
-                    f"missing: {_fmt_tps(missing)}."
+                    f"missing: {format_tps(missing)}."
                 )
         found = lookup_offsets_by_timestamp(client, wanted, isolation)
         result = {}
@@ -213,7 +218,3 @@ def plan_batch(client, options: ReadOptions, *, narrow=None) -> list[OffsetRange
         tps, start, end = narrow(tps, start, end)
     ranges = [OffsetRange(t, p, start[(t, p)], end[(t, p)]) for t, p in tps]
     return split_ranges(ranges, min_partitions=options.min_partitions, max_records=options.max_records_per_partition)
-
-
-def _fmt_tps(tps) -> str:
-    return ", ".join(f"{t}-{p}" for t, p in sorted(tps)) or "none"

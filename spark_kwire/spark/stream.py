@@ -43,7 +43,7 @@ from spark_kwire.protocol.errors import KwireError
 from spark_kwire.spark.errors import DataLossError, KwireCommitError
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.planner import (
-    OffsetRange, TopicPartition, resolve_bound, resolve_topic_partitions, split_ranges,
+    OffsetRange, TopicPartition, format_tps, resolve_bound, resolve_topic_partitions, split_ranges,
 )
 from spark_kwire.spark.reader import read_range
 from spark_kwire.spark.shared_client import shared_client
@@ -80,10 +80,6 @@ def rate_limit(start: Offsets, latest: Offsets, limit: int) -> Offsets:
         if taken[tp] < backlog[tp]:
             taken[tp] += 1
     return {tp: start[tp] + taken[tp] if tp in backlog else latest[tp] for tp in latest}
-
-
-def _fmt_tps(tps: Iterable[TopicPartition]) -> str:
-    return ", ".join(f"{t}-{p}" for t, p in sorted(tps))
 
 
 class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -241,7 +237,7 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if gone:
             topics = sorted({t for t, _ in gone})
             problems.append(
-                f"partitions {_fmt_tps(gone)} of topic(s) {', '.join(repr(t) for t in topics)} are gone "
+                f"partitions {format_tps(gone)} of topic(s) {', '.join(repr(t) for t in topics)} are gone "
                 "(topic deleted, or no longer named by the subscription); records not read yet from them are lost"
             )
         new = [tp for tp in finish if tp not in begin]
