@@ -143,6 +143,25 @@ def _parse_partition_map(options: Mapping[str, str], name: str, example: str) ->
     return result
 
 
+def _names(raw: str, option: str, what: str) -> tuple[str, ...]:
+    """Comma-separated names (each once, in order), at least one."""
+    names = tuple(dict.fromkeys(n.strip() for n in str(raw).split(",") if n.strip()))
+    if not names:
+        raise KwireOptionError(f"Option '{option}' must name at least one {what}, e.g. '{what}1,{what}2'.")
+    return names
+
+
+def _pattern(raw: str, option: str) -> str:
+    """A non-empty, valid regular expression."""
+    if not str(raw).strip():
+        raise KwireOptionError(f"Option '{option}' must be a non-empty regular expression, e.g. 'events-.*'.")
+    try:
+        re.compile(raw)
+    except re.error as e:
+        raise KwireOptionError(f"Option '{option}' is not a valid regular expression ({e}): {raw!r}.") from None
+    return raw
+
+
 @dataclass(frozen=True)
 class Subscription:
     """Which topic-partitions to read: exactly one of subscribe, subscribePattern or assign."""
@@ -150,6 +169,13 @@ class Subscription:
     topics: tuple[str, ...] = ()
     pattern: str | None = None
     assignment: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def topic_filter(self) -> NameFilter:
+        """The topics named, as a filter (assign: the topics it names partitions of)."""
+        if self.kind == "subscribePattern":
+            return NameFilter(pattern=self.pattern, option="subscribePattern")
+        return NameFilter(names=self.topics, option=self.kind)
 
     def describe(self) -> str:
         if self.kind == "subscribe":
@@ -170,18 +196,10 @@ def parse_subscription(options: Mapping[str, str]) -> Subscription:
     kind = given[0]
     raw = options[kind.lower()]
     if kind == "subscribe":
-        topics = tuple(t.strip() for t in raw.split(",") if t.strip())
-        if not topics:
-            raise KwireOptionError("Option 'subscribe' must name at least one topic, e.g. 'topic1,topic2'.")
-        return Subscription(kind, topics=topics)
+        # each topic once, as Spark's source (its consumer subscribes to a set): 't,t' reads t once
+        return Subscription(kind, topics=_names(raw, "subscribe", "topic"))
     if kind == "subscribePattern":
-        if not raw.strip():
-            raise KwireOptionError("Option 'subscribePattern' must be a non-empty regular expression, e.g. 'events-.*'.")
-        try:
-            re.compile(raw)
-        except re.error as e:
-            raise KwireOptionError(f"Option 'subscribePattern' is not a valid regular expression ({e}): {raw!r}.") from None
-        return Subscription(kind, pattern=raw)
+        return Subscription(kind, pattern=_pattern(raw, "subscribePattern"))
     example = '{"topicA":[0,1],"topicB":[2,4]}'
     assignment = []
     for topic, partitions in _parse_json_object(options, "assign", example).items():
@@ -381,25 +399,6 @@ _TOPIC_FILTERS = ("subscribe", "subscribepattern")
 _GROUP_FILTERS = ("groups", "grouppattern")
 _APPLIES = {"topics": _TOPIC_FILTERS, "partitions": _TOPIC_FILTERS, "groups": _GROUP_FILTERS,
             "group_offsets": _TOPIC_FILTERS + _GROUP_FILTERS}
-
-
-def _names(raw: str, option: str, what: str) -> tuple[str, ...]:
-    """Comma-separated names (each once, in order), at least one."""
-    names = tuple(dict.fromkeys(n.strip() for n in str(raw).split(",") if n.strip()))
-    if not names:
-        raise KwireOptionError(f"Option '{option}' must name at least one {what}, e.g. '{what}1,{what}2'.")
-    return names
-
-
-def _pattern(raw: str, option: str) -> str:
-    """A non-empty, valid regular expression."""
-    if not str(raw).strip():
-        raise KwireOptionError(f"Option '{option}' must be a non-empty regular expression, e.g. 'events-.*'.")
-    try:
-        re.compile(raw)
-    except re.error as e:
-        raise KwireOptionError(f"Option '{option}' is not a valid regular expression ({e}): {raw!r}.") from None
-    return raw
 
 
 def metadata_table_name(table: str | None) -> str:

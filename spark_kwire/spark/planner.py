@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
@@ -39,8 +38,8 @@ def format_tps(tps) -> str:
 def resolve_topic_partitions(client, subscription: Subscription) -> list[TopicPartition]:
     """The topic-partitions a subscription names, checked against the cluster."""
     if subscription.kind == "subscribePattern":
-        pattern = re.compile(subscription.pattern)
-        topics = sorted(t for t in client.list_topics() if pattern.fullmatch(t))
+        selected = subscription.topic_filter
+        topics = sorted(t for t in client.list_topics() if selected.matches(t))
         return [(t, p) for t in topics for p in sorted(client.partitions_for(t))]
     if subscription.kind == "subscribe":
         return [(t, p) for t in subscription.topics for p in sorted(client.partitions_for(t))]

@@ -26,7 +26,6 @@ How a micro-batch is made, as in Spark's `kafka` source:
 from __future__ import annotations
 
 import logging
-import re
 import time
 from typing import Iterable, Iterator
 
@@ -109,8 +108,8 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         read from its earliest offset) or it was deleted (partitions() reports that)."""
         client, sub = self._client, self.options.subscription
         if sub.kind == "subscribePattern":
-            pattern = re.compile(sub.pattern)
-            topics = [t for t in client.list_topics() if pattern.fullmatch(t)]
+            selected = sub.topic_filter
+            topics = [t for t in client.list_topics() if selected.matches(t)]
         else:
             topics = list(sub.topics)
             missing = client.refresh_metadata(topics)
