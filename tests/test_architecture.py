@@ -126,3 +126,23 @@ def test_no_file_over_600_lines():
         if lines > MAX_LINES and rel not in SIZE_EXCEPTIONS:
             too_long[rel] = lines
     assert not too_long, f"files over {MAX_LINES} lines: {too_long}"
+
+
+def test_readme_architecture_section_names_every_module():
+    """The README's architecture section lists each layer's files: a module added without a word there fails."""
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Architecture"):]
+    section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    missing = []
+    for layer in ("protocol", "client", "spark"):
+        for path in sorted((PACKAGE / layer).iterdir()):
+            name = path.name
+            if name.startswith("__") or (path.is_file() and path.suffix != ".py"):
+                continue
+            shown = f"`{name}/`" if path.is_dir() else f"`{name}`"
+            if shown not in section:
+                missing.append(f"spark_kwire/{layer}/{name}")
+    for top in ("spark_kwire/__init__.py", "spark_kwire/admin.py", "spark_kwire/_version.py", "pyspark_kwire.py"):
+        if f"`{top}`" not in section:
+            missing.append(top)
+    assert not missing, f"README.md's architecture section does not mention: {missing}"
