@@ -16,7 +16,7 @@ OLDER_SPARK_RELEASES ?= 4.0.5 4.1.4 4.2.1
 # Spark-facing tests run on every release: batch read and write, streaming, registration, Connect, notebooks.
 RELEASE_TESTS ?= tests/spark/test_spark_releases.py tests/spark/test_registration.py \
 	tests/spark/test_spark_connect.py tests/test_notebooks.py::test_databricks_notebook_runs
-VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' spark_kwire/_version.py)
 WHEEL := dist/spark_kwire-$(VERSION)-py3-none-any.whl
 PACKAGE_SOURCES := pyproject.toml README.md pyspark_kwire.py $(shell find spark_kwire -name '*.py')
 

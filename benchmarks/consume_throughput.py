@@ -1,7 +1,7 @@
 """Consuming a topic: kwire's client (fetch + decode into Arrow columns) vs confluent-kafka (librdkafka).
 
 Writes N records of 100 B into a topic (lz4, 8 partitions) with librdkafka, then reads all of it back,
-alternating, with kwire's KafkaClient.fetch_range (every partition in turn, no Spark) and with a
+alternating, with kwire's fetch_range (every partition in turn, no Spark) and with a
 confluent-kafka Consumer (assign + poll/consume until the end), and prints records/s and the ratio.
     python benchmarks/consume_throughput.py [--records 2000000] [--runs 3] [--bootstrap host:port]
 """
@@ -34,13 +34,14 @@ def produce(bootstrap: str, topic: str, args) -> None:
 
 def consume_kwire(bootstrap: str, topic: str, expected: int) -> None:
     from spark_kwire import admin
+    from spark_kwire.client import fetch_range, list_offsets
 
     with admin.connect(bootstrap) as client:
         tps = [(topic, p) for p in client.partitions_for(topic)]
-        ends = client.list_offsets(tps, "latest")
+        ends = list_offsets(client, tps, "latest")
         total = value_bytes = 0
         for (t, p) in tps:
-            for decoded in client.fetch_range(t, p, 0, ends[(t, p)][0]):
+            for decoded in fetch_range(client, t, p, 0, ends[(t, p)][0]):
                 total += decoded.record_count
                 value_bytes += len(decoded.value.buffers()[2] or b"")
     assert total == expected, total

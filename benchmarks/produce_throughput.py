@@ -69,15 +69,8 @@ def produce_kwire(bootstrap, topic, chunks, args, *, in_line: bool) -> int:
     class InLineFlush(Producer):
         """The producer before the background flush: a full buffer is delivered before send_batch returns."""
 
-        def _auto_flush(self):
-            if self._queued_bytes < self.buffer_memory:
-                return  # no early hand-off either
-            acks = {}
-            try:
-                self._flush(None, acks, self._queues)
-            finally:
-                self._carried = self._merged_acks(acks)
-                self._queued_bytes = sum(len(b.payload) for q in self._queues.values() for b in q)
+        def _hand_off(self):
+            self._sender.deliver(self._accumulator.drain())
 
     options = {"bootstrap.servers": bootstrap, "compression.type": args.compression, "batch.size": "1048576"}
     with KafkaClient(options) as client:

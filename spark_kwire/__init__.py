@@ -5,7 +5,7 @@ Layers, imports pointing one way: `protocol` (bytes) <- `client` (sockets, metad
 without registration (Spark imports the `pyspark_kwire` module); `register(spark)` does it explicitly.
 """
 
-__version__ = "0.1.0"
+from spark_kwire._version import __version__
 
 
 def register(spark) -> None:

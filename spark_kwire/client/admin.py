@@ -1,4 +1,6 @@
-"""Admin operations: topics, consumer-group offsets, groups, configs."""
+"""Admin operations layered on the client, as franz-go's kadm is on kgo: ``Admin(client)`` creates and deletes
+topics, describes configs, finds group coordinators, lists and describes groups, and commits and fetches
+group offsets. (Offsets of partitions are :func:`spark_kwire.client.offsets.list_offsets`.)"""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from spark_kwire.client.errors import KwireError
+from spark_kwire.client.retry import Backoff
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import KafkaApiError, error_for
 
@@ -77,11 +80,13 @@ class ConfigEntry:
 
 
 class Admin:
-    """Reached through :class:`~spark_kwire.client.cluster.KafkaClient` (``client.create_topics(...)`` etc.)."""
+    """Admin requests through a :class:`~spark_kwire.client.kafka_client.KafkaClient`: ``Admin(client)``.
+
+    Holds no state of its own (group coordinators are cached on the client), so making one per use is cheap."""
 
     def __init__(self, client) -> None:
         self.client = client
-        self._coordinators: dict[str, int] = {}
+        self._coordinators = client.coordinators
 
     # -- topics ----------------------------------------------------------------------------------------
     def _controller_or_any(self) -> int | None:
@@ -124,19 +129,30 @@ class Admin:
 
     def _wait_for_leaders(self, names: list[str], timeout_ms: int) -> None:
         client = self.client
-        deadline = time.monotonic() + timeout_ms / 1000.0
-        delay = client.config.retry_backoff_ms / 1000.0 or 0.05
-        while True:
+
+        def leaderless() -> list[str]:
             missing = client.refresh_metadata(names)
-            waiting = [n for n in names if n in missing or not client.metadata.topics[n].partitions or any(
+            return [n for n in names if n in missing or not client.metadata.topics[n].partitions or any(
                 p.leader < 0 for p in client.metadata.topics[n].partitions.values())]
-            if not waiting:
-                return
+
+        waiting = self._poll(leaderless, timeout_ms)
+        if waiting:
+            raise KwireError(f"topic(s) {', '.join(waiting)} have no leader for every partition after "
+                             f"{timeout_ms} ms")
+
+    def _poll(self, pending, timeout_ms: int):
+        """Call ``pending()`` until it returns nothing (or ``timeout_ms`` passes), backing off between calls as
+        retries do (at least 50 ms). Returns its last answer."""
+        deadline = time.monotonic() + timeout_ms / 1000.0
+        backoff = Backoff(self.client.config)
+        while True:
+            left = pending()
+            if not left:
+                return left
+            delay = max(backoff.next_delay(), 0.05)
             if time.monotonic() + delay > deadline:
-                raise KwireError(f"topic(s) {', '.join(waiting)} have no leader for every partition after "
-                                 f"{timeout_ms} ms")
+                return left
             time.sleep(delay)
-            delay = min(delay * 2, client.config.retry_backoff_max_ms / 1000.0 or 1.0)
 
     def delete_topics(self, names: Iterable[str], *, timeout_ms: int | None = None, missing_ok: bool = False) -> None:
         """Delete topics by name and wait until metadata no longer lists them."""
@@ -156,15 +172,10 @@ class Admin:
             if code == UNKNOWN_TOPIC_OR_PARTITION:
                 if missing_ok:
                     continue
-                raise client._unknown_topic(result.get("name"))
+                raise client.unknown_topic_error(result.get("name"))
             if code:
                 raise error_for(code, topic=result.get("name"), error_message=result.get("error_message"))
-        deadline = time.monotonic() + timeout_ms / 1000.0
-        while True:
-            missing = client.refresh_metadata(names)
-            if all(n in missing for n in names) or time.monotonic() > deadline:
-                return
-            time.sleep(client.config.retry_backoff_ms / 1000.0 or 0.05)
+        self._poll(lambda: [n for n in names if n not in client.refresh_metadata(names)], timeout_ms)
 
     def describe_configs(self, topics: Iterable[str], keys: Iterable[str] | None = None
                          ) -> dict[str, dict[str, ConfigEntry]]:
@@ -181,7 +192,7 @@ class Admin:
             name = result.get("resource_name")
             code = result.get("error_code", 0)
             if code == UNKNOWN_TOPIC_OR_PARTITION:
-                raise client._unknown_topic(name)
+                raise client.unknown_topic_error(name)
             if code:
                 raise error_for(code, topic=name, error_message=result.get("error_message"))
             out[name] = {c["name"]: ConfigEntry(c["name"], c.get("value"), bool(c.get("read_only")),

@@ -18,6 +18,9 @@ Defaults follow the Java client except where noted:
 * ``batch.size`` defaults to 512 KiB (Java: 16 KiB) and ``max.request.size`` to 4 MiB (Java: 1 MiB): kwire
   appends whole Arrow columns at once, and big batches compress better and cost less per record. A batch
   stays under the broker's default ``message.max.bytes`` (1 MiB).
+* ``linger.ms`` has no default (Java: 5 ms): unless it is set, a producer hands its records to the sender when
+  ``buffer.memory`` fills up or at ``flush()`` (a Spark task's end), which batches the most. When set, it
+  bounds how long appended records wait before they are sent.
 * ``kwire.max.decompressed.bytes`` (kwire's own, default 256 MiB): how many bytes the compressed batches of
   one fetch response for one partition may inflate to; a batch that inflates further fails the read
   instead of exhausting the executor's memory.
@@ -254,7 +257,7 @@ class ClientConfig:
     acks: int = -1
     compression_type: str = "none"
     batch_size: int = 512 * 1024
-    linger_ms: int = 0
+    linger_ms: int | None = None  # None: records wait for buffer.memory or flush() (see producer.py)
     enable_idempotence: bool | None = None  # None: Kafka's default (on when acks=all)
     max_in_flight_requests_per_connection: int = 5
     max_request_size: int = 4 * 1024 * 1024
@@ -301,7 +304,7 @@ class ClientConfig:
             elif key == "enable.idempotence":
                 values["enable_idempotence"] = _bool(key, value)
             elif key == "security.protocol":
-                values["security_protocol"] = _choice(key, value, SECURITY_PROTOCOLS, upper=True)
+                values["security_protocol"] = _as_str(key, value).upper()  # checked by validate()
             elif key == "sasl.mechanism":
                 values["sasl_mechanism"] = _choice(key, value, SASL_MECHANISMS, upper=True)
             elif key == "sasl.jaas.config":
@@ -325,7 +328,10 @@ class ClientConfig:
         return config
 
     def validate(self) -> None:
-        """Cross-field checks (raise :class:`ConfigError`)."""
+        """Checks of values and across fields (raise :class:`ConfigError`); the one place that checks
+        ``security.protocol``, also for configs changed with :meth:`replace`."""
+        if self.security_protocol not in SECURITY_PROTOCOLS:
+            raise ConfigError("security.protocol", self.security_protocol, ", ".join(SECURITY_PROTOCOLS))
         if self.retry_backoff_max_ms < self.retry_backoff_ms:
             raise ConfigError("retry.backoff.max.ms", self.retry_backoff_max_ms,
                               reason=f"must be >= retry.backoff.ms ({self.retry_backoff_ms})")

@@ -30,6 +30,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from spark_kwire._version import __version__
 from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.errors import BrokerConnectionError, RequestTimeoutError, UnsupportedVersionError
 from spark_kwire.protocol import messages as m
@@ -39,7 +40,7 @@ __all__ = ["BrokerConnection", "PendingResponse", "AuthenticatedSession", "CLIEN
            "CLIENT_SOFTWARE_VERSION"]
 
 CLIENT_SOFTWARE_NAME = "spark-kwire"
-CLIENT_SOFTWARE_VERSION = "0.1.0"
+CLIENT_SOFTWARE_VERSION = __version__
 _UNSUPPORTED_VERSION = 35
 _SIZE = struct.Struct(">i")
 _EAGER_FRAME_BYTES = 16 * 1024 * 1024  # frames up to this size are allocated at once, larger ones as they arrive

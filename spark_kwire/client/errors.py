@@ -23,6 +23,8 @@ __all__ = [
     "ProduceError",
     "FetchStalledError",
     "RetriesExhaustedError",
+    "UnknownNameError",
+    "MetadataAuthorizationError",
     "is_retriable_error",
 ]
 
@@ -195,6 +197,14 @@ class RetriesExhaustedError(ClientError):
         self.elapsed_s = elapsed_s
         self.last_error = last_error
         super().__init__(f"{what} failed after {attempts} attempt(s) over {elapsed_s:.1f}s: {last_error}")
+
+
+class UnknownNameError(ClientError, ValueError):
+    """A topic or group selected by its exact name (e.g. for a cluster table) does not exist."""
+
+
+class MetadataAuthorizationError(ClientError):
+    """The principal may not see what a cluster-table read asked for; names the error, the resource and the ACL."""
 
 
 def is_retriable_error(exc: BaseException) -> bool:

@@ -1,60 +1,30 @@
-"""Reading: ListOffsets and ranged Fetch of one partition.
+"""Reading: ranged Fetch of one partition.
 
-``Fetcher.list_offsets`` resolves offset specs (earliest / latest / max_timestamp / a timestamp) for many
-partitions, grouped per leader. ``Fetcher.fetch_range`` returns a :class:`RangeReader`, an iterator of
-decoded record batches of ``[start, end)`` that follows leader changes and retriable errors, pipelines
-the next Fetch while the current response is decoded, and reports where and why it stopped.
+``fetch_range(client, topic, partition, start, end)`` returns a :class:`RangeReader`, an iterator of decoded
+record batches of ``[start, end)`` that follows leader changes and retriable errors, pipelines the next Fetch
+while the current response is decoded, and reports where and why it stopped.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Iterator
 
 from spark_kwire.client.errors import (FetchStalledError, KwireError, OffsetOutOfRangeError, RetriesExhaustedError,
-                                       UnsupportedVersionError, is_retriable_error)
+                                       is_retriable_error)
+from spark_kwire.client.offsets import isolation_code, list_offsets
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import KafkaApiError, error_for
-from spark_kwire.protocol.records.compression import DecompressedSizeError
+from spark_kwire.protocol.records import DecompressedSizeError, decode_record_set
 
-__all__ = ["Fetcher", "RangeReader", "EARLIEST", "LATEST", "MAX_TIMESTAMP", "offset_spec"]
+__all__ = ["fetch_range", "RangeReader", "scan_next_offset"]
 
 log = logging.getLogger(__name__)
-
-EARLIEST = -2
-LATEST = -1
-MAX_TIMESTAMP = -3
-_SPECS = {"earliest": EARLIEST, "latest": LATEST, "max_timestamp": MAX_TIMESTAMP}
 
 OFFSET_OUT_OF_RANGE = 1
 _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
-
-
-def offset_spec(spec: Any) -> int:
-    """Map "earliest"/"latest"/"max_timestamp"/an int timestamp (ms) to ListOffsets' timestamp field."""
-    if isinstance(spec, str):
-        key = spec.strip().lower()
-        if key in _SPECS:
-            return _SPECS[key]
-        try:
-            return int(key)
-        except ValueError:
-            raise ValueError(f"unknown offset spec {spec!r}: use 'earliest', 'latest', 'max_timestamp' or a "
-                             f"timestamp in ms") from None
-    if isinstance(spec, bool) or not isinstance(spec, int):
-        raise ValueError(f"unknown offset spec {spec!r}: use 'earliest', 'latest', 'max_timestamp' or a timestamp in ms")
-    if spec < MAX_TIMESTAMP:
-        raise ValueError(f"unknown offset spec {spec}: negative values are -1 (latest), -2 (earliest), -3 (max_timestamp)")
-    return spec
-
-
-def _isolation(client, isolation_level: str | None) -> int:
-    level = isolation_level or client.config.isolation_level
-    if level not in ("read_uncommitted", "read_committed"):
-        raise ValueError(f"isolation_level must be 'read_uncommitted' or 'read_committed', not {level!r}")
-    return 1 if level == "read_committed" else 0
 
 
 def scan_next_offset(records) -> int | None:
@@ -84,117 +54,11 @@ def scan_next_offset(records) -> int | None:
     return result
 
 
-class Fetcher:
-    """Offset lookups and ranged fetches on top of a :class:`~spark_kwire.client.cluster.KafkaClient`."""
-
-    def __init__(self, client) -> None:
-        self.client = client
-
-    # -- ListOffsets -----------------------------------------------------------------------------------
-    def list_offsets(self, tps: Iterable[tuple[str, int]], spec: Any = "latest", *,
-                     isolation_level: str | None = None) -> dict[tuple[str, int], tuple[int, int]]:
-        """``{(topic, partition): (offset, timestamp)}`` for each requested partition.
-
-        ``spec`` is one value for all partitions or ``{(topic, partition): value}``; a value is "earliest",
-        "latest" (under read_committed: the last stable offset), "max_timestamp" or a timestamp in ms (the
-        earliest offset whose timestamp is >= it; ``(-1, -1)`` when there is none). Requests are grouped
-        per partition leader and retried on retriable errors.
-        """
-        client = self.client
-        tps = [(str(t), int(p)) for t, p in tps]
-        if isinstance(spec, Mapping):
-            specs = {tp: offset_spec(spec[tp]) for tp in tps}
-        else:
-            value = offset_spec(spec)
-            specs = {tp: value for tp in tps}
-        isolation = _isolation(client, isolation_level)
-        result: dict[tuple[str, int], tuple[int, int]] = {}
-        remaining = set(tps)
-        topics = sorted({t for t, _ in tps})
-        budget = client.retry_budget(f"ListOffsets for {len(tps)} partition(s) of {', '.join(topics[:3])}",
-                                     client.api_budget_ms)
-        while remaining:
-            last_error: BaseException | None = None
-            try:
-                by_leader: dict[int, list[tuple[str, int]]] = {}
-                for tp in sorted(remaining):
-                    try:
-                        by_leader.setdefault(client.leader_for(*tp), []).append(tp)
-                    except KafkaApiError as exc:
-                        if not exc.retriable:
-                            raise
-                        last_error = exc
-                pending = []
-                for leader, group in by_leader.items():
-                    try:
-                        pending.append((leader, group, self._send_list_offsets(leader, group, specs, isolation)))
-                    except KwireError as exc:
-                        if not is_retriable_error(exc):
-                            raise
-                        last_error = exc
-                for leader, group, (version, response) in pending:
-                    try:
-                        body = response.result()
-                    except KwireError as exc:
-                        if not is_retriable_error(exc):
-                            raise
-                        last_error = exc
-                        continue
-                    for topic in body.get("topics") or ():
-                        for part in topic.get("partitions") or ():
-                            tp = (topic["name"], part["partition_index"])
-                            if tp not in remaining:
-                                continue
-                            code = part.get("error_code", 0)
-                            if code:
-                                exc = error_for(code, topic=tp[0], partition=tp[1], broker=leader)
-                                client.check_unknown_topic(exc, tp[0], tp[1])
-                                if not exc.retriable:
-                                    raise exc
-                                last_error = exc
-                                continue
-                            offset = part.get("offset", -1)
-                            timestamp = part.get("timestamp", -1)
-                            result[tp] = (offset, timestamp)
-                            remaining.discard(tp)
-                if remaining and last_error is None:
-                    last_error = KafkaApiError(5, topic=sorted(remaining)[0][0], partition=sorted(remaining)[0][1],
-                                               error_message="partition missing from the ListOffsets response")
-            except KwireError as exc:
-                if not is_retriable_error(exc):
-                    raise
-                last_error = exc
-            if remaining:
-                budget.failed(last_error, refresh_topics=sorted({t for t, _ in remaining}))
-        return {tp: result[tp] for tp in tps}
-
-    def _send_list_offsets(self, leader: int, group: list[tuple[str, int]], specs, isolation: int):
-        client = self.client
-        conn = client.connection(leader)
-        version = conn.version_for(m.LIST_OFFSETS)
-        if any(specs[tp] == MAX_TIMESTAMP for tp in group) and version < 7:
-            raise UnsupportedVersionError(
-                f"broker {leader} ({conn.address}) supports ListOffsets up to v{version}; max_timestamp needs v7")
-        if isolation and version < 2:
-            raise UnsupportedVersionError(f"broker {leader} does not support read_committed ListOffsets")
-        topics: dict[str, list] = {}
-        for topic, partition in group:
-            epoch = client.partition_info(topic, partition).leader_epoch
-            topics.setdefault(topic, []).append(
-                {"partition_index": partition, "current_leader_epoch": epoch, "timestamp": specs[(topic, partition)]})
-        body = {
-            "replica_id": -1,
-            "isolation_level": isolation,
-            "topics": [{"name": t, "partitions": parts} for t, parts in topics.items()],
-            "timeout_ms": client.config.request_timeout_ms,
-        }
-        return version, conn.send(m.LIST_OFFSETS, body, version)
-
-    # -- Fetch -----------------------------------------------------------------------------------------
-    def fetch_range(self, topic: str, partition: int, start: int, end: int, *, isolation_level: str | None = None,
-                    include_headers: bool = False, max_bytes: int | None = None) -> "RangeReader":
-        return RangeReader(self.client, topic, partition, start, end, isolation_level=isolation_level,
-                           include_headers=include_headers, max_bytes=max_bytes)
+def fetch_range(client, topic: str, partition: int, start: int, end: int, *, isolation_level: str | None = None,
+                include_headers: bool = False, max_bytes: int | None = None) -> "RangeReader":
+    """Iterator of decoded record batches of offsets [start, end) of one partition; see :class:`RangeReader`."""
+    return RangeReader(client, topic, partition, start, end, isolation_level=isolation_level,
+                       include_headers=include_headers, max_bytes=max_bytes)
 
 
 class _InFlightFetch:
@@ -234,7 +98,7 @@ class RangeReader:
         self.partition = int(partition)
         self.start = int(start)
         self.end = int(end)
-        self.isolation = _isolation(client, isolation_level)
+        self.isolation = isolation_code(client, isolation_level)
         self.include_headers = include_headers
         self.max_bytes = int(max_bytes or client.config.max_partition_fetch_bytes)
         self.position = self.start
@@ -324,8 +188,8 @@ class RangeReader:
     def _out_of_range(self, offset: int, leader: int) -> KwireError:
         tp = (self.topic, self.partition)
         try:
-            earliest = self.client.list_offsets([tp], "earliest")[tp][0]
-            latest = self.client.list_offsets([tp], "latest")[tp][0]
+            earliest = list_offsets(self.client, [tp], "earliest")[tp][0]
+            latest = list_offsets(self.client, [tp], "latest")[tp][0]
         except KwireError as exc:
             log.debug("could not look up the bounds of %s: %s", tp, exc)
             earliest = latest = -1
@@ -344,7 +208,7 @@ class RangeReader:
         tp = (self.topic, self.partition)
         isolation = "read_committed" if self.isolation == 1 else "read_uncommitted"
         try:
-            latest = self.client.list_offsets([tp], "latest", isolation_level=isolation)[tp][0]
+            latest = list_offsets(self.client, [tp], "latest", isolation_level=isolation)[tp][0]
         except KwireError as exc:
             if not is_retriable_error(exc) and not isinstance(exc, RetriesExhaustedError):
                 raise
@@ -364,8 +228,6 @@ class RangeReader:
         self.stop_reason = reason
 
     def _run(self):
-        from spark_kwire.client._records import decode_record_set
-
         client = self.client
         budget = client.retry_budget(f"fetching {self.topic}-{self.partition} at offset {self.start}",
                                      client.api_budget_ms)

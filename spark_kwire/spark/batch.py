@@ -17,7 +17,8 @@ from pyspark.sql.datasource import DataSourceReader
 from spark_kwire.spark.capabilities import FILTER_PUSHDOWN
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.planner import OffsetRange, lookup_offsets_by_timestamp, plan_batch
-from spark_kwire.spark.reader import read_range, shared_client
+from spark_kwire.spark.reader import read_range
+from spark_kwire.spark.shared_client import shared_client
 
 
 class PushedBounds:

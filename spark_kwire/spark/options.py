@@ -12,15 +12,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from spark_kwire.client.cluster_tables import TABLES, NameFilter
 from spark_kwire.client.config import Secret, is_sensitive_key
-from spark_kwire.protocol.errors import KwireError
+from spark_kwire.spark.errors import KwireOptionError
 
 EARLIEST = -2
 LATEST = -1
-
-
-class KwireOptionError(KwireError, ValueError):
-    """An option is missing, unknown or malformed; the message names it and what is accepted."""
 
 
 # Documented spelling of every non-`kafka.` option, by use.
@@ -36,8 +33,9 @@ STREAM_READ_OPTIONS = _COMMON + [
     "startingOffsetsGroup",
 ]
 WRITE_OPTIONS = ["topic", "includeHeaders", "checkpointLocation"]
-# Options Spark itself may put into a source's option map.
-_SPARK_INJECTED = {"path", "paths", "checkpointlocation", "queryname"}
+# Options Spark itself may put into a source's option map: in batch reads, and also in streams.
+_SPARK_INJECTED_BATCH = {"path", "paths"}
+_SPARK_INJECTED = _SPARK_INJECTED_BATCH | {"checkpointlocation", "queryname"}
 
 # kafka.* settings that make no sense for Spark, with the reason given to the user (as Spark's source says).
 _UNSUPPORTED_KAFKA_READ = {
@@ -148,6 +146,25 @@ def _parse_partition_map(options: Mapping[str, str], name: str, example: str) ->
     return result
 
 
+def _names(raw: str, option: str, what: str) -> tuple[str, ...]:
+    """Comma-separated names (each once, in order), at least one."""
+    names = tuple(dict.fromkeys(n.strip() for n in str(raw).split(",") if n.strip()))
+    if not names:
+        raise KwireOptionError(f"Option '{option}' must name at least one {what}, e.g. '{what}1,{what}2'.")
+    return names
+
+
+def _pattern(raw: str, option: str) -> str:
+    """A non-empty, valid regular expression."""
+    if not str(raw).strip():
+        raise KwireOptionError(f"Option '{option}' must be a non-empty regular expression, e.g. 'events-.*'.")
+    try:
+        re.compile(raw)
+    except re.error as e:
+        raise KwireOptionError(f"Option '{option}' is not a valid regular expression ({e}): {raw!r}.") from None
+    return raw
+
+
 @dataclass(frozen=True)
 class Subscription:
     """Which topic-partitions to read: exactly one of subscribe, subscribePattern or assign."""
@@ -155,6 +172,13 @@ class Subscription:
     topics: tuple[str, ...] = ()
     pattern: str | None = None
     assignment: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def topic_filter(self) -> NameFilter:
+        """The topics named, as a filter (assign: the topics it names partitions of)."""
+        if self.kind == "subscribePattern":
+            return NameFilter(pattern=self.pattern, option="subscribePattern")
+        return NameFilter(names=self.topics, option=self.kind)
 
     def describe(self) -> str:
         if self.kind == "subscribe":
@@ -175,18 +199,10 @@ def parse_subscription(options: Mapping[str, str]) -> Subscription:
     kind = given[0]
     raw = options[kind.lower()]
     if kind == "subscribe":
-        topics = tuple(t.strip() for t in raw.split(",") if t.strip())
-        if not topics:
-            raise KwireOptionError("Option 'subscribe' must name at least one topic, e.g. 'topic1,topic2'.")
-        return Subscription(kind, topics=topics)
+        # each topic once, as Spark's source (its consumer subscribes to a set): 't,t' reads t once
+        return Subscription(kind, topics=_names(raw, "subscribe", "topic"))
     if kind == "subscribePattern":
-        if not raw.strip():
-            raise KwireOptionError("Option 'subscribePattern' must be a non-empty regular expression, e.g. 'events-.*'.")
-        try:
-            re.compile(raw)
-        except re.error as e:
-            raise KwireOptionError(f"Option 'subscribePattern' is not a valid regular expression ({e}): {raw!r}.") from None
-        return Subscription(kind, pattern=raw)
+        return Subscription(kind, pattern=_pattern(raw, "subscribePattern"))
     example = '{"topicA":[0,1],"topicB":[2,4]}'
     assignment = []
     for topic, partitions in _parse_json_object(options, "assign", example).items():
@@ -375,3 +391,64 @@ class WriteOptions:
         if topic is not None and not topic.strip():
             raise KwireOptionError("Option 'topic' must name a topic when given.")
         return cls(kafka=kafka, topic=topic.strip() if topic else None)
+
+
+# -- metadata tables: option("metadata", <table>) -------------------------------------------------------------
+
+# The options a metadata read accepts (lower-case key -> documented spelling), and which tables use them.
+_METADATA_OPTION_NAMES = {"metadata": "metadata", "subscribe": "subscribe", "subscribepattern": "subscribePattern",
+                          "groups": "groups", "grouppattern": "groupPattern"}
+_TOPIC_FILTERS = ("subscribe", "subscribepattern")
+_GROUP_FILTERS = ("groups", "grouppattern")
+_APPLIES = {"topics": _TOPIC_FILTERS, "partitions": _TOPIC_FILTERS, "groups": _GROUP_FILTERS,
+            "group_offsets": _TOPIC_FILTERS + _GROUP_FILTERS}
+
+
+def metadata_table_name(table: str | None) -> str:
+    """The table named by option 'metadata' (case-insensitive), one of the cluster tables."""
+    name = (table or "").strip().lower()
+    if name not in TABLES:
+        hint = difflib.get_close_matches(name, TABLES, n=1, cutoff=0.6)
+        suggestion = f" Did you mean '{hint[0]}'?" if hint else ""
+        raise KwireOptionError(
+            f"Unknown metadata table {table!r} (option 'metadata').{suggestion} "
+            f"Accepted tables: {', '.join(TABLES)}."
+        )
+    return name
+
+
+def parse_name_filter(opts: Mapping[str, str], names_key: str, pattern_key: str, what: str) -> NameFilter:
+    """Exact names (`subscribe` / `groups`), a whole-name regex (`subscribePattern` / `groupPattern`), or all."""
+    spelled = _METADATA_OPTION_NAMES
+    given = [k for k in (names_key, pattern_key) if k in opts]
+    if len(given) > 1:
+        raise KwireOptionError(f"Give at most one of the options '{spelled[names_key]}' and '{spelled[pattern_key]}'.")
+    if names_key in opts:
+        return NameFilter(names=_names(opts[names_key], spelled[names_key], what), option=spelled[names_key])
+    if pattern_key in opts:
+        return NameFilter(pattern=_pattern(opts[pattern_key], spelled[pattern_key]), option=spelled[pattern_key])
+    return NameFilter()
+
+
+def parse_metadata_options(table: str, options: Mapping[str, str]) -> tuple[str, dict, NameFilter, NameFilter]:
+    """(table, kafka params, topic filter, group filter), after rejecting options that do not apply."""
+    table = metadata_table_name(table)
+    opts = {str(k).lower(): v for k, v in options.items()}
+    for key in opts:
+        if key.startswith("kafka.") or key in _SPARK_INJECTED_BATCH or key == "metadata" or key in _APPLIES[table]:
+            continue
+        if key in _METADATA_OPTION_NAMES:
+            usable = ", ".join(t for t in TABLES if key in _APPLIES[t])
+            raise KwireOptionError(
+                f"Option '{_METADATA_OPTION_NAMES[key]}' does not apply to metadata table '{table}' (only to: {usable}).")
+        accepted = ["metadata"] + [_METADATA_OPTION_NAMES[k] for k in _APPLIES[table]]
+        hint = difflib.get_close_matches(key, [a.lower() for a in accepted], n=1, cutoff=0.75)
+        suggestion = f" Did you mean '{_METADATA_OPTION_NAMES[hint[0]]}'?" if hint else ""
+        raise KwireOptionError(
+            f"Unknown option '{key}' for a kwire metadata read of table '{table}'.{suggestion} Accepted options: "
+            f"{', '.join(accepted)}, and Kafka client settings prefixed with 'kafka.'."
+        )
+    params = kafka_params(opts)
+    topics = parse_name_filter(opts, "subscribe", "subscribepattern", "topic")
+    groups = parse_name_filter(opts, "groups", "grouppattern", "group")
+    return table, params, topics, groups

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
 
-from spark_kwire.spark.options import EARLIEST, LATEST, KwireOptionError, OffsetBound, ReadOptions, Subscription
-from spark_kwire.protocol.errors import KwireError
+from spark_kwire.client.admin import Admin
+from spark_kwire.client.offsets import list_offsets
+from spark_kwire.spark.errors import DataLossError, KwireOptionError
+from spark_kwire.spark.options import EARLIEST, LATEST, OffsetBound, ReadOptions, Subscription
 
 log = logging.getLogger("spark_kwire")
 
 TopicPartition = tuple[str, int]
-
-
-class DataLossError(KwireError):
-    """Requested offsets are no longer (or not yet) in the topic and failOnDataLoss is true."""
 
 
 @dataclass(frozen=True)
@@ -33,11 +30,16 @@ class OffsetRange(InputPartition):
         return max(0, self.end - self.start)
 
 
+def format_tps(tps) -> str:
+    """'topic-0, topic-1, ...' for messages ('none' when empty)."""
+    return ", ".join(f"{t}-{p}" for t, p in sorted(tps)) or "none"
+
+
 def resolve_topic_partitions(client, subscription: Subscription) -> list[TopicPartition]:
     """The topic-partitions a subscription names, checked against the cluster."""
     if subscription.kind == "subscribePattern":
-        pattern = re.compile(subscription.pattern)
-        topics = sorted(t for t in client.list_topics() if pattern.fullmatch(t))
+        selected = subscription.topic_filter
+        topics = sorted(t for t in client.list_topics() if selected.matches(t))
         return [(t, p) for t in topics for p in sorted(client.partitions_for(t))]
     if subscription.kind == "subscribe":
         return [(t, p) for t in subscription.topics for p in sorted(client.partitions_for(t))]
@@ -62,7 +64,7 @@ def resolve_bound(client, tps: list[TopicPartition], bound: OffsetBound, *, side
         known = earliest if spec == "earliest" else latest
         if known is not None:
             return known
-        return {tp: off for tp, (off, _ts) in client.list_offsets(tps, spec, isolation_level=isolation).items()}
+        return {tp: off for tp, (off, _ts) in list_offsets(client, tps, spec, isolation_level=isolation).items()}
 
     if bound.kind in ("earliest", "latest"):
         return dict(ends(bound.kind))
@@ -74,7 +76,7 @@ def resolve_bound(client, tps: list[TopicPartition], bound: OffsetBound, *, side
             name = f"{side}Offsets"
             raise KwireOptionError(
                 f"Option '{name}' must give an offset for every assigned topic-partition and no others; "
-                f"missing: {_fmt_tps(missing)}; not assigned: {_fmt_tps(extra)}."
+                f"missing: {format_tps(missing)}; not assigned: {format_tps(extra)}."
             )
         result = {}
         need_earliest = any(o == EARLIEST for o in specified.values())
@@ -94,7 +96,7 @@ def resolve_bound(client, tps: list[TopicPartition], bound: OffsetBound, *, side
             if missing:
                 raise KwireOptionError(
                     f"Option '{side}OffsetsByTimestamp' must give a timestamp for every assigned topic-partition; "
-                    f"missing: {_fmt_tps(missing)}."
+                    f"missing: {format_tps(missing)}."
                 )
         found = lookup_offsets_by_timestamp(client, wanted, isolation)
         result = {}
@@ -116,7 +118,7 @@ def resolve_bound(client, tps: list[TopicPartition], bound: OffsetBound, *, side
             result[tp] = offset
         return result
     if bound.kind == "group":
-        committed = client.fetch_committed_offsets(bound.group, tps)
+        committed = Admin(client).fetch_committed_offsets(bound.group, tps)
         result = {}
         earliest_offsets = None
         for tp in tps:
@@ -138,7 +140,7 @@ def lookup_offsets_by_timestamp(client, wanted: dict[TopicPartition, int], isola
         by_ts.setdefault(ts, []).append(tp)
     found = {}
     for ts, group in by_ts.items():
-        for tp, (offset, _t) in client.list_offsets(group, ts, isolation_level=isolation).items():
+        for tp, (offset, _t) in list_offsets(client, group, ts, isolation_level=isolation).items():
             found[tp] = offset
     return found
 
@@ -204,8 +206,8 @@ def plan_batch(client, options: ReadOptions, *, narrow=None) -> list[OffsetRange
     if not tps:
         return []
     isolation = "read_committed" if options.read_committed else "read_uncommitted"
-    earliest = {tp: o for tp, (o, _) in client.list_offsets(tps, "earliest", isolation_level=isolation).items()}
-    latest = {tp: o for tp, (o, _) in client.list_offsets(tps, "latest", isolation_level=isolation).items()}
+    earliest = {tp: o for tp, (o, _) in list_offsets(client, tps, "earliest", isolation_level=isolation).items()}
+    latest = {tp: o for tp, (o, _) in list_offsets(client, tps, "latest", isolation_level=isolation).items()}
     start = resolve_bound(client, tps, options.starting, side="starting", read_committed=options.read_committed,
                           strategy=options.timestamp_strategy, earliest=earliest, latest=latest)
     end = resolve_bound(client, tps, options.ending, side="ending", read_committed=options.read_committed,
@@ -215,7 +217,3 @@ def plan_batch(client, options: ReadOptions, *, narrow=None) -> list[OffsetRange
         tps, start, end = narrow(tps, start, end)
     ranges = [OffsetRange(t, p, start[(t, p)], end[(t, p)]) for t, p in tps]
     return split_ranges(ranges, min_partitions=options.min_partitions, max_records=options.max_records_per_partition)
-
-
-def _fmt_tps(tps) -> str:
-    return ", ".join(f"{t}-{p}" for t, p in sorted(tps)) or "none"

@@ -5,36 +5,20 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
 import time
 from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 
-from spark_kwire.client.cluster import KafkaClient
-from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.errors import OffsetOutOfRangeError, UnknownTopicError
-from spark_kwire.spark.planner import DataLossError, OffsetRange
+from spark_kwire.client.fetcher import fetch_range
+from spark_kwire.spark.errors import DataLossError
+from spark_kwire.spark.planner import OffsetRange
 from spark_kwire.spark.schema import arrow_read_schema
+from spark_kwire.spark.shared_client import shared_client
 
 log = logging.getLogger("spark_kwire")
-
-_clients: dict[tuple, KafkaClient] = {}
-_clients_lock = threading.Lock()
-
-
-def shared_client(kafka_params: dict) -> KafkaClient:
-    """One client per distinct configuration in this Python process, reused across Spark tasks
-    (Spark reuses Python workers), so a task does not pay for connecting and negotiating again."""
-    key = tuple(sorted(kafka_params.items()))
-    with _clients_lock:
-        client = _clients.get(key)
-        if client is None:
-            client = KafkaClient(ClientConfig.from_kafka_options(kafka_params))
-            _clients[key] = client
-        return client
-
 
 def _constant_strings(value: str, n: int) -> pa.Array:
     encoded = value.encode()
@@ -71,7 +55,7 @@ def read_range(kafka_params: dict, rng: OffsetRange, *, include_headers: bool, r
     position = rng.start
     while position < rng.end:
         try:
-            fetched = client.fetch_range(rng.topic, rng.partition, position, rng.end,
+            fetched = fetch_range(client, rng.topic, rng.partition, position, rng.end,
                                          isolation_level=isolation, include_headers=include_headers)
             for decoded in fetched:
                 stats.add(decoded)

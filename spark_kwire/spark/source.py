@@ -5,8 +5,9 @@ from __future__ import annotations
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
-from spark_kwire.spark.options import KwireOptionError, ReadOptions, WriteOptions
 from spark_kwire.spark.capabilities import READ_LIMIT_API
+from spark_kwire.spark.errors import KwireOptionError
+from spark_kwire.spark.options import ReadOptions, WriteOptions
 from spark_kwire.spark.schema import read_schema
 
 

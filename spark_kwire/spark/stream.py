@@ -29,21 +29,24 @@ How a micro-batch is made, as in Spark's `kafka` source:
 from __future__ import annotations
 
 import logging
-import re
 import time
 from typing import Iterable, Iterator
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader
 
+from spark_kwire.client.admin import Admin
 from spark_kwire.client.errors import UnknownTopicError
+from spark_kwire.client.offsets import list_offsets
 from spark_kwire.protocol.errors import KwireError
 from spark_kwire.spark.capabilities import READ_LIMIT_API
+from spark_kwire.spark.errors import DataLossError, KwireCommitError
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.planner import (
-    DataLossError, OffsetRange, TopicPartition, resolve_bound, resolve_topic_partitions, split_ranges,
+    OffsetRange, TopicPartition, format_tps, resolve_bound, resolve_topic_partitions, split_ranges,
 )
-from spark_kwire.spark.reader import read_range, shared_client
+from spark_kwire.spark.reader import read_range
+from spark_kwire.spark.shared_client import shared_client
 
 log = logging.getLogger("spark_kwire")
 
@@ -79,14 +82,6 @@ def rate_limit(start: Offsets, latest: Offsets, limit: int) -> Offsets:
     return {tp: start[tp] + taken[tp] if tp in backlog else latest[tp] for tp in latest}
 
 
-def _fmt_tps(tps: Iterable[TopicPartition]) -> str:
-    return ", ".join(f"{t}-{p}" for t, p in sorted(tps))
-
-
-class KwireCommitError(KwireError):
-    """Committing a micro-batch's end offsets to the consumer group of commitOffsetsToGroup failed."""
-
-
 class KwireStreamReaderBase(DataSourceStreamReader):
     """What every kwire stream reader does, whatever the release's latestOffset signature."""
 
@@ -116,8 +111,8 @@ class KwireStreamReaderBase(DataSourceStreamReader):
         read from its earliest offset) or it was deleted (partitions() reports that)."""
         client, sub = self._client, self.options.subscription
         if sub.kind == "subscribePattern":
-            pattern = re.compile(sub.pattern)
-            topics = [t for t in client.list_topics() if pattern.fullmatch(t)]
+            selected = sub.topic_filter
+            topics = [t for t in client.list_topics() if selected.matches(t)]
         else:
             topics = list(sub.topics)
             missing = client.refresh_metadata(topics)
@@ -144,7 +139,7 @@ class KwireStreamReaderBase(DataSourceStreamReader):
         remaining = sorted(set(tps))
         while remaining:
             try:
-                found = self._client.list_offsets(remaining, spec, isolation_level=self._isolation)
+                found = list_offsets(self._client, remaining, spec, isolation_level=self._isolation)
                 return {tp: offset for tp, (offset, _ts) in found.items()}
             except UnknownTopicError as e:
                 gone = [tp for tp in remaining if tp[0] == e.topic and e.partition in (None, tp[1])]
@@ -225,7 +220,7 @@ class KwireStreamReaderBase(DataSourceStreamReader):
         if gone:
             topics = sorted({t for t, _ in gone})
             problems.append(
-                f"partitions {_fmt_tps(gone)} of topic(s) {', '.join(repr(t) for t in topics)} are gone "
+                f"partitions {format_tps(gone)} of topic(s) {', '.join(repr(t) for t in topics)} are gone "
                 "(topic deleted, or no longer named by the subscription); records not read yet from them are lost"
             )
         new = [tp for tp in finish if tp not in begin]
@@ -293,7 +288,7 @@ class KwireStreamReaderBase(DataSourceStreamReader):
         if not group or not offsets or offsets == self._group_committed:
             return
         try:
-            self._client.commit_offsets(group, offsets)
+            Admin(self._client).commit_offsets(group, offsets)
         except KwireError as e:
             raise KwireCommitError(
                 f"Committing offsets {to_json_offsets(offsets)} to consumer group '{group}' "

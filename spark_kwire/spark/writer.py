@@ -13,20 +13,17 @@ from pyspark.sql import datasource as _api
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamWriter, WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
-from spark_kwire.protocol.errors import KwireError
+from spark_kwire.client.producer import Producer
 from spark_kwire.protocol.records import partition_for_keys
 from spark_kwire.spark.capabilities import ARROW_STREAM_WRITER
-from spark_kwire.spark.options import KwireOptionError, WriteOptions
-from spark_kwire.spark.reader import shared_client
+from spark_kwire.spark.errors import KwireOptionError, KwireWriteError
+from spark_kwire.spark.options import WriteOptions
 from spark_kwire.spark.row_batches import rows_to_batches
+from spark_kwire.spark.shared_client import shared_client
 
 log = logging.getLogger("spark_kwire")
 
 _BINARY_OR_STRING = (BinaryType, StringType)
-
-
-class KwireWriteError(KwireError):
-    """A row cannot be written (null topic, partition out of range...)."""
 
 
 def validate_write_schema(schema: StructType, options: WriteOptions) -> None:
@@ -85,7 +82,7 @@ class _TaskWriter:
     def __init__(self, options: WriteOptions) -> None:
         self.options = options
         self.client = shared_client(options.kafka)
-        self.producer = self.client.producer()
+        self.producer = Producer(self.client)
         self.round_robin: dict[str, int] = {}
         self.partition_counts: dict[str, int] = {}
 

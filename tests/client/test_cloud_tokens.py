@@ -18,6 +18,8 @@ import uuid
 import pyarrow as pa
 import pytest
 
+from spark_kwire.client.admin import Admin
+from spark_kwire.client.fetcher import fetch_range
 from spark_kwire.client import ClientConfig, ConfigError, KafkaClient, Producer
 from spark_kwire.client.oauth import TokenError
 from spark_kwire.client.oauth.azure import event_hubs_scope, reset_credential
@@ -130,11 +132,11 @@ def test_msk_iam_end_to_end_through_the_signer_path(oauth_kafka, idp, monkeypatc
                      "sasl.client.callback.handler.class": "software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler"})
     with KafkaClient(opts) as client:
         topic = f"msk-{uuid.uuid4().hex[:8]}"
-        client.create_topics([(topic, 1, 1)])
+        Admin(client).create_topics([(topic, 1, 1)])
         with Producer(client) as producer:
             producer.send_batch(topic, 0, pa.array([b"a", b"b"], pa.binary()))
             producer.flush()
-        assert sum(b.record_count for b in client.fetch_range(topic, 0, 0, 2)) == 2
+        assert sum(b.record_count for b in fetch_range(client, topic, 0, 0, 2)) == 2
         assert client.any_connection().sasl_session.principal.endswith("role/etl/kwire")
     assert regions == ["us-east-1"]
 
@@ -179,7 +181,7 @@ def test_entra_end_to_end_through_azure_identity(oauth_kafka, providers, certs, 
                 "sasl.mechanism": "OAUTHBEARER", "sasl.oauthbearer.method": "azure", "sasl.oauthbearer.scope": scope}
         with KafkaClient(opts) as client:
             topic = f"entra-{uuid.uuid4().hex[:8]}"
-            client.create_topics([(topic, 1, 1)])
+            Admin(client).create_topics([(topic, 1, 1)])
             assert topic in client.list_topics()
             assert client.any_connection().sasl_session.principal == CLIENT_ID
     finally:

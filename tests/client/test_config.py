@@ -33,6 +33,15 @@ def test_defaults_and_string_values():
     assert ClientConfig.from_kafka_options({"bootstrap.servers": "h:1", "acks": "all"}).acks == -1
     # idempotence is Kafka's default only with acks=all: acks=1 alone silently turns it off
     assert not ClientConfig.from_kafka_options({"bootstrap.servers": "h:1", "acks": "1"}).idempotence
+    assert d.linger_ms is None  # unset: records wait for buffer.memory or flush() (see client/producer.py)
+    assert ClientConfig.from_kafka_options({"bootstrap.servers": "h:1", "linger.ms": "20"}).linger_ms == 20
+
+
+def test_security_protocol_is_checked_by_validate_also_after_replace():
+    config = ClientConfig.from_kafka_options({"bootstrap.servers": "h:1", "security.protocol": "sasl_ssl"})
+    assert config.security_protocol == "SASL_SSL"
+    with pytest.raises(ConfigError, match=r"'security.protocol'.*accepted: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"):
+        config.replace(security_protocol="TLS")
 
 
 @pytest.mark.parametrize("key,value,accepted", [

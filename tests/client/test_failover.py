@@ -7,7 +7,7 @@ import time
 import pyarrow as pa
 import pytest
 
-from spark_kwire.client import KafkaClient, Producer
+from spark_kwire.client import Admin, KafkaClient, Producer, fetch_range, list_offsets
 from harness import KafkaCluster
 
 
@@ -21,7 +21,7 @@ def cluster3():
 def test_produce_and_fetch_survive_leader_kill(cluster3):
     topic = "failover"
     with KafkaClient({"bootstrap.servers": cluster3.bootstrap_servers, "retry.backoff.max.ms": "500"}) as client:
-        client.create_topics([(topic, 2, 3)])
+        Admin(client).create_topics([(topic, 2, 3)])
         producer = Producer(client, batch_size=4096, compression="lz4")
 
         def send(first: int, count: int) -> None:
@@ -32,7 +32,7 @@ def test_produce_and_fetch_survive_leader_kill(cluster3):
         send(0, 5000)
         assert sum(a.records for a in producer.flush().values()) == 10_000
         leader = client.leader_for(topic, 0)
-        reader = client.fetch_range(topic, 0, 0, 10_000, max_bytes=4096)
+        reader = fetch_range(client, topic, 0, 0, 10_000, max_bytes=4096)
         first = next(reader)
         assert first.offset[0] == 0
 
@@ -47,5 +47,5 @@ def test_produce_and_fetch_survive_leader_kill(cluster3):
         values = first.value.to_pylist() + [v for batch in reader for v in batch.value.to_pylist()]
         assert values == [f"0-{i:06d}".encode() for i in range(10_000)]  # exactly once, in order
         assert not reader.stopped_early
-        assert client.list_offsets([(topic, 1)], "latest")[(topic, 1)][0] == 10_000
+        assert list_offsets(client, [(topic, 1)], "latest")[(topic, 1)][0] == 10_000
         assert failover_s < 60

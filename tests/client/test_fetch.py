@@ -7,14 +7,15 @@ import time
 import pyarrow as pa
 import pytest
 
-from spark_kwire.client import FetchStalledError, KafkaClient, OffsetOutOfRangeError, RetriesExhaustedError
+from spark_kwire.client import (FetchStalledError, KafkaClient, OffsetOutOfRangeError, RetriesExhaustedError,
+                                fetch_range, list_offsets)
 from spark_kwire.protocol import messages as m
 from harness import run_java_tool
 from tests.client.conftest import fake_kafka, rdkafka_produce
 
 
 def _read(client, topic, partition, start, end, **kw):
-    reader = client.fetch_range(topic, partition, start, end, **kw)
+    reader = fetch_range(client, topic, partition, start, end, **kw)
     rows = []
     for batch in reader:
         headers = batch.headers.to_pylist() if batch.headers is not None else [None] * batch.record_count
@@ -42,7 +43,7 @@ def test_fetch_librdkafka_every_codec_with_headers_and_nulls(bootstrap, client, 
     sent = _records(3000, base)
     rdkafka_produce(bootstrap, topic_name, sent, **{"compression.type": codec, "batch.num.messages": 500})
     tp = (topic_name, 0)
-    end = client.list_offsets([tp], "latest")[tp][0]
+    end = list_offsets(client, [tp], "latest")[tp][0]
     assert end == len(sent)
     reader, rows = _read(client, topic_name, 0, 0, end, include_headers=True, max_bytes=4096)
     assert not reader.stopped_early and reader.position == end
@@ -76,7 +77,7 @@ def test_fetch_java_console_producer(bootstrap, client, create_topic, topic_name
                   "--property", "parse.key=true", "--property", "key.separator=:",
                   "--compression-codec", "gzip", input=lines)
     tp = (topic_name, 0)
-    end = client.list_offsets([tp], "latest")[tp][0]
+    end = list_offsets(client, [tp], "latest")[tp][0]
     assert end == 200
     _, rows = _read(client, topic_name, 0, 0, end)
     assert [(k, v) for _, k, v, _, _ in rows] == [(f"k{i}".encode(), f"v{i}".encode()) for i in range(200)]
@@ -105,8 +106,8 @@ def test_transactions_committed_and_aborted(bootstrap, client, create_topic, top
     tp = (topic_name, 0)
     deadline = time.monotonic() + 15
     while True:  # markers are written asynchronously; wait for the final one
-        lso = client.list_offsets([tp], "latest", isolation_level="read_committed")[tp][0]
-        hw = client.list_offsets([tp], "latest")[tp][0]
+        lso = list_offsets(client, [tp], "latest", isolation_level="read_committed")[tp][0]
+        hw = list_offsets(client, [tp], "latest")[tp][0]
         if lso == hw == 4 * 51:
             break
         assert time.monotonic() < deadline, (lso, hw)
@@ -136,15 +137,15 @@ def test_offset_out_of_range_carries_log_bounds(bootstrap, client, create_topic,
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.delete_records([TopicPartition(topic_name, 0, 10)])[TopicPartition(topic_name, 0, 10)].result(30)
     tp = (topic_name, 0)
-    assert client.list_offsets([tp], "earliest")[tp][0] == 10
+    assert list_offsets(client, [tp], "earliest")[tp][0] == 10
     with pytest.raises(OffsetOutOfRangeError) as info:
-        list(client.fetch_range(topic_name, 0, 3, 30))
+        list(fetch_range(client, topic_name, 0, 3, 30))
     err = info.value
     assert (err.topic, err.partition, err.offset, err.log_start_offset, err.log_end_offset) == \
         (topic_name, 0, 3, 10, 30)
     assert topic_name in str(err) and "[10, 30)" in str(err)
     with pytest.raises(OffsetOutOfRangeError) as info:
-        list(client.fetch_range(topic_name, 0, 31, 40))
+        list(fetch_range(client, topic_name, 0, 31, 40))
     assert info.value.offset == 31
     _, rows = _read(client, topic_name, 0, 10, 30)
     assert [r[2] for r in rows] == [f"{i}".encode() for i in range(10, 30)]
@@ -219,7 +220,7 @@ def test_fetch_that_never_progresses_gives_up_within_budget(fake_broker):
     started = time.monotonic()
     with KafkaClient(config) as client:
         with pytest.raises(RetriesExhaustedError) as info:
-            list(client.fetch_range("t", 0, 10, 20))
+            list(fetch_range(client, "t", 0, 10, 20))
     elapsed = time.monotonic() - started
     assert elapsed < 5, elapsed
     assert isinstance(info.value.last_error, FetchStalledError)
@@ -245,5 +246,5 @@ def test_truncated_batch_grows_fetch_size_then_gives_up(fake_broker):
               "fetch.max.bytes": "1048576", "retry.backoff.ms": "50"}
     with KafkaClient(config) as client:
         with pytest.raises(RetriesExhaustedError, match="no complete batch"):
-            list(client.fetch_range("t", 0, 0, 10))
+            list(fetch_range(client, "t", 0, 0, 10))
     assert sizes[:3] == [1024, 4096, 16384] and max(sizes) <= 1048576 + 64 * 1024 * 1024

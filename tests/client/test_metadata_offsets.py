@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from spark_kwire.client import KafkaApiError, KafkaClient, UnknownTopicError
+from spark_kwire.client import KafkaApiError, KafkaClient, UnknownTopicError, fetch_range, list_offsets
 from tests.client.conftest import rdkafka_produce
 
 
@@ -40,11 +40,11 @@ def test_unknown_topic_names_topic_and_lists_existing(client, create_topic, topi
     back = pickle.loads(pickle.dumps(info.value))
     assert str(back) == text and back.topic == missing
     with pytest.raises(UnknownTopicError):
-        client.list_offsets([(missing, 0)], "latest")
+        list_offsets(client, [(missing, 0)], "latest")
     with pytest.raises(UnknownTopicError, match="partition 7"):
-        client.list_offsets([(topic_name, 7)], "latest")
+        list_offsets(client, [(topic_name, 7)], "latest")
     with pytest.raises(UnknownTopicError):
-        list(client.fetch_range(missing, 0, 0, 10))
+        list(fetch_range(client, missing, 0, 0, 10))
     with pytest.raises(KafkaApiError, match="INVALID_TOPIC_EXCEPTION.*'bad name!'"):
         client.partitions_for("bad name!")
 
@@ -61,20 +61,20 @@ def test_list_offsets_earliest_latest_by_timestamp(bootstrap, client, create_top
         {"value": b"c", "partition": 1, "timestamp": base + 20},
     ], **{"linger.ms": 0, "batch.num.messages": 1})
     tp0, tp1 = (topic_name, 0), (topic_name, 1)
-    assert client.list_offsets([tp0, tp1], "earliest") == {tp0: (0, -1), tp1: (0, -1)}
-    latest = client.list_offsets([tp0, tp1], "latest")
+    assert list_offsets(client, [tp0, tp1], "earliest") == {tp0: (0, -1), tp1: (0, -1)}
+    latest = list_offsets(client, [tp0, tp1], "latest")
     assert latest == {tp0: (10, -1), tp1: (3, -1)}
-    by_ts = client.list_offsets([tp0, tp1], base + 2500)
+    by_ts = list_offsets(client, [tp0, tp1], base + 2500)
     assert by_ts == {tp0: (3, base + 3000), tp1: (-1, -1)}
     # the first offset whose timestamp is >= the one asked, even if later records have smaller ones
-    assert client.list_offsets([tp1], base + 100)[tp1] == (1, base + 500)
-    assert client.list_offsets([tp0], base)[tp0] == (0, base)
-    assert client.list_offsets([tp0], base + 10_000)[tp0] == (-1, -1)  # none that late
-    assert client.list_offsets([tp1], "max_timestamp")[tp1] == (1, base + 500)
-    mixed = client.list_offsets([tp0, tp1], {tp0: "earliest", tp1: base + 15})
+    assert list_offsets(client, [tp1], base + 100)[tp1] == (1, base + 500)
+    assert list_offsets(client, [tp0], base)[tp0] == (0, base)
+    assert list_offsets(client, [tp0], base + 10_000)[tp0] == (-1, -1)  # none that late
+    assert list_offsets(client, [tp1], "max_timestamp")[tp1] == (1, base + 500)
+    mixed = list_offsets(client, [tp0, tp1], {tp0: "earliest", tp1: base + 15})
     assert mixed == {tp0: (0, -1), tp1: (1, base + 500)}
     with pytest.raises(ValueError, match="unknown offset spec"):
-        client.list_offsets([tp0], "newest")
+        list_offsets(client, [tp0], "newest")
 
 
 def test_latest_under_read_committed_is_last_stable_offset(bootstrap, client, create_topic, topic_name):
@@ -90,9 +90,9 @@ def test_latest_under_read_committed_is_last_stable_offset(bootstrap, client, cr
     producer.flush(30)
     tp = (topic_name, 0)
     try:
-        assert client.list_offsets([tp], "latest", isolation_level="read_uncommitted")[tp][0] == 6
-        assert client.list_offsets([tp], "latest", isolation_level="read_committed")[tp][0] == 1
-        reader = client.fetch_range(topic_name, 0, 0, 6, isolation_level="read_committed")
+        assert list_offsets(client, [tp], "latest", isolation_level="read_uncommitted")[tp][0] == 6
+        assert list_offsets(client, [tp], "latest", isolation_level="read_committed")[tp][0] == 1
+        reader = fetch_range(client, topic_name, 0, 0, 6, isolation_level="read_committed")
         values = [v for b in reader for v in b.value.to_pylist()]
         assert values == [b"plain"]
         assert reader.stopped_early and "last stable offset" in reader.stop_reason
@@ -100,10 +100,10 @@ def test_latest_under_read_committed_is_last_stable_offset(bootstrap, client, cr
         producer.abort_transaction(30)
     # the abort marker is written asynchronously by the coordinator; then LSO == HW == 7
     deadline = time.monotonic() + 15
-    while client.list_offsets([tp], "latest", isolation_level="read_committed")[tp][0] != 7:
+    while list_offsets(client, [tp], "latest", isolation_level="read_committed")[tp][0] != 7:
         assert time.monotonic() < deadline, "the last stable offset never moved past the aborted transaction"
         time.sleep(0.1)
-    assert [v for b in client.fetch_range(topic_name, 0, 0, 7, isolation_level="read_committed")
+    assert [v for b in fetch_range(client, topic_name, 0, 0, 7, isolation_level="read_committed")
             for v in b.value.to_pylist()] == [b"plain"]
 
 
@@ -120,4 +120,4 @@ def test_metadata_refresh_follows_new_partitions(client, bootstrap, create_topic
     assert client.partitions_for(topic_name) == [0, 1, 2]
     # a partition the cache does not know yet triggers a refresh instead of an error
     with KafkaClient({"bootstrap.servers": bootstrap}) as other:
-        assert other.list_offsets([(topic_name, 2)], "latest") == {(topic_name, 2): (0, -1)}
+        assert list_offsets(other, [(topic_name, 2)], "latest") == {(topic_name, 2): (0, -1)}

@@ -16,6 +16,8 @@ import uuid
 import pyarrow as pa
 import pytest
 
+from spark_kwire.client.admin import Admin
+from spark_kwire.client.fetcher import fetch_range
 from spark_kwire.client import ClientConfig, ConfigError, KafkaClient, Producer
 from spark_kwire.client.errors import is_retriable_error
 from spark_kwire.client.oauth import TokenError
@@ -34,12 +36,12 @@ def _defaults(provider_defaults):
 
 def _roundtrip(client: KafkaClient, n: int = 20) -> str:
     topic = f"oauth-{uuid.uuid4().hex[:10]}"
-    client.create_topics([(topic, 1, 1)])
+    Admin(client).create_topics([(topic, 1, 1)])
     values = pa.array([f"v{i}".encode() for i in range(n)], pa.binary())
     with Producer(client) as producer:
         producer.send_batch(topic, 0, values)
         assert producer.flush()[(topic, 0)].records == n
-    got = [v for batch in client.fetch_range(topic, 0, 0, n) for v in batch.value.to_pylist()]
+    got = [v for batch in fetch_range(client, topic, 0, 0, n) for v in batch.value.to_pylist()]
     assert got == values.to_pylist()
     return topic
 
@@ -142,7 +144,7 @@ def test_short_lived_tokens_and_sessions_reauthenticate_without_reconnecting(oau
     before = idp.tokens_issued
     with KafkaClient(java_style_options(oauth_kafka, idp, "REAUTH")) as client:
         topic = f"oauth-reauth-{uuid.uuid4().hex[:8]}"
-        client.create_topics([(topic, 1, 1)])
+        Admin(client).create_topics([(topic, 1, 1)])
         conn = client.connection(next(iter(client.brokers)))
         connected_at = conn.connected_at
         produced = 0
@@ -152,9 +154,9 @@ def test_short_lived_tokens_and_sessions_reauthenticate_without_reconnecting(oau
                 producer.send_batch(topic, 0, pa.array([b"x%d" % produced], pa.binary()))
                 producer.flush()
                 produced += 1
-                assert sum(b.record_count for b in client.fetch_range(topic, 0, produced - 1, produced)) == 1
+                assert sum(b.record_count for b in fetch_range(client, topic, 0, produced - 1, produced)) == 1
                 time.sleep(0.05)
-        assert sum(b.record_count for b in client.fetch_range(topic, 0, 0, produced)) == produced
+        assert sum(b.record_count for b in fetch_range(client, topic, 0, 0, produced)) == produced
         assert conn.sasl_session.reauth_count >= 4, conn.sasl_session
         assert 0 < conn.sasl_session.lifetime_ms <= REAUTH_MS
         assert client.connection(conn.node_id) is conn and conn.connected_at == connected_at
@@ -319,12 +321,12 @@ def test_librdkafka_oidc_and_kwire_share_a_topic(oauth_kafka, idp):
            "sasl.oauthbearer.token.endpoint.url": idp.token_endpoint, "sasl.oauthbearer.scope": "kafka"}
     with KafkaClient(java_style_options(oauth_kafka, idp)) as client:
         topic = f"oauth-rdk-{uuid.uuid4().hex[:8]}"
-        client.create_topics([(topic, 1, 1)])
+        Admin(client).create_topics([(topic, 1, 1)])
         producer = confluent_kafka.Producer(rdk)
         for i in range(30):
             producer.produce(topic, value=f"rdk-{i}".encode(), partition=0)
         assert producer.flush(30) == 0
-        got = [v.decode() for b in client.fetch_range(topic, 0, 0, 30) for v in b.value.to_pylist()]
+        got = [v.decode() for b in fetch_range(client, topic, 0, 0, 30) for v in b.value.to_pylist()]
         assert got == [f"rdk-{i}" for i in range(30)]
         with Producer(client) as ours:
             ours.send_batch(topic, 0, pa.array([f"kw-{i}".encode() for i in range(10)], pa.binary()))

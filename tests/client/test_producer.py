@@ -8,8 +8,8 @@ from collections import Counter, defaultdict
 import pyarrow as pa
 import pytest
 
-from spark_kwire.client import BrokerConnection, BrokerConnectionError, KafkaClient, ProduceError, Producer, \
-    PendingResponse, UnknownTopicError
+from spark_kwire.client import (Admin, BrokerConnection, BrokerConnectionError, KafkaClient, PendingResponse,
+                                ProduceError, Producer, UnknownTopicError, fetch_range, list_offsets)
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import KwireError
 from tests.client.conftest import rdkafka_consume
@@ -67,7 +67,7 @@ def test_many_partitions_pipelined_keep_order_and_key_partitioning(bootstrap, cl
     producer.flush()
     rd = RdProducer({"bootstrap.servers": bootstrap, "partitioner": "murmur2_random"})
     rd_topic = topic_name + "-rd"
-    client.create_topics([(rd_topic, 8, 1)])
+    Admin(client).create_topics([(rd_topic, 8, 1)])
     for k in keys.to_pylist():
         rd.produce(rd_topic, value=b"keyed", key=k)
     assert rd.flush(30) == 0
@@ -143,7 +143,7 @@ def test_acks_zero_sends_without_waiting(bootstrap, client, create_topic, topic_
     assert ack.records == 500 and not ack.acknowledged and ack.base_offset == -1
     assert len(rdkafka_consume(bootstrap, topic_name, 500, extra_wait=0.2)) == 500
     # the connection is still in sync (no response was expected)
-    assert client.list_offsets([(topic_name, 0)], "latest")[(topic_name, 0)][0] == 500
+    assert list_offsets(client, [(topic_name, 0)], "latest")[(topic_name, 0)][0] == 500
 
 
 def test_message_too_large_is_a_clear_produce_error(client, create_topic, topic_name):
@@ -207,7 +207,7 @@ def test_retriable_error_until_delivery_timeout(client, create_topic, topic_name
     text = str(info.value)
     assert "NOT_ENOUGH_REPLICAS" in text and "delivery timeout" in text and "10 record(s)" in text
     assert topic_name in text and "partition 0" in text
-    assert client.list_offsets([(topic_name, 0)], "latest")[(topic_name, 0)][0] == 0
+    assert list_offsets(client, [(topic_name, 0)], "latest")[(topic_name, 0)][0] == 0
 
 
 def test_out_of_order_sequence_raises_instead_of_guessing(client, create_topic, topic_name, monkeypatch):
@@ -231,7 +231,7 @@ def test_unknown_topic_or_partition_fails_at_send(client, create_topic, topic_na
 def test_successive_flushes_continue_offsets_and_sequences(bootstrap, create_topic, topic_name):
     create_topic(topic_name)
     with KafkaClient({"bootstrap.servers": bootstrap, "compression.type": "zstd", "batch.size": "2048"}) as client:
-        producer = client.producer()
+        producer = Producer(client)
         assert producer.compression == "zstd" and producer.batch_size == 2048
         totals = []
         for round_ in range(3):
@@ -246,7 +246,7 @@ def test_fresh_many_partition_topic_keyed_rows_exactly_once_in_order(bootstrap, 
     NOT_LEADER_OR_FOLLOWER. A broker without producer state accepts any first sequence number, so a pipelined
     later batch could overtake a retried first batch (Spark's built-in sink fails here with
     OutOfOrderSequenceException). Every row must arrive exactly once, in order per partition."""
-    client.create_topics([(topic_name, 64, 1)])
+    Admin(client).create_topics([(topic_name, 64, 1)])
     n = 20_000
     keys = pa.array([f"key-{i % 997}".encode() for i in range(n)], pa.binary())
     values = pa.array([f"{i:06d}".encode() * 4 for i in range(n)], pa.binary())
@@ -278,7 +278,7 @@ def test_first_batch_retry_cannot_be_overtaken(bootstrap, client, create_topic, 
     assert state["faked"] == 1
     assert {tp[1]: a.records for tp, a in acks.items()} == {0: 500, 1: 500, 2: 500}
     for p in range(3):
-        _, rows = [], [v for b in client.fetch_range(topic_name, p, 0, 500) for v in b.value.to_pylist()]
+        _, rows = [], [v for b in fetch_range(client, topic_name, p, 0, 500) for v in b.value.to_pylist()]
         assert rows == [f"{i:05d}".encode() * 10 for i in range(500)]
 
 
@@ -318,13 +318,13 @@ def test_background_flushes_keep_order_and_carry_acks(bootstrap, client, create_
             values = [f"{p}-{chunk}-{i:04d}".encode() * 4 for i in range(500)]
             producer.send_batch(topic_name, p, pa.array(values, pa.binary()))
             sent[p] += values
-            overlapped["busy"] += producer._flusher is not None and producer._flusher.is_alive()
+            overlapped["busy"] += producer.sending_in_background
     acks = producer.flush()
     assert overlapped["busy"] > 0, "no send_batch ran while a background flush was sending"
     assert {tp[1]: (a.records, a.base_offset, a.last_offset) for tp, a in acks.items()} == \
         {p: (10_000, 0, 9_999) for p in range(3)}
     for p in range(3):
-        got = [v for b in client.fetch_range(topic_name, p, 0, 10_000) for v in b.value.to_pylist()]
+        got = [v for b in fetch_range(client, topic_name, p, 0, 10_000) for v in b.value.to_pylist()]
         assert got == sent[p]
 
 
@@ -340,3 +340,33 @@ def test_background_flush_failure_is_raised_by_the_next_call(client, create_topi
         producer.flush()
     with pytest.raises(KwireError, match="failed earlier"):
         producer.send_batch(topic_name, 0, pa.array([b"z"], pa.binary()))
+
+
+def test_linger_ms_bounds_how_long_appended_records_wait(bootstrap, client, create_topic, topic_name):
+    """kafka.linger.ms: records that waited that long are handed to the sender by the next append, and reach
+    the broker before flush(). Unset (the default), they wait for buffer.memory or flush()."""
+    create_topic(topic_name, partitions=2)
+    tp = (topic_name, 0)
+    with KafkaClient({"bootstrap.servers": bootstrap, "linger.ms": "100"}) as lingering:
+        producer = Producer(lingering)
+        assert producer.linger_ms == 100
+        producer.send_batch(topic_name, 0, pa.array([b"first"] * 10, pa.binary()))
+        assert producer.pending_records == 10  # younger than linger.ms: still waiting
+        time.sleep(0.2)  # the first records now wait longer than linger.ms
+        producer.send_batch(topic_name, 1, pa.array([b"second"] * 5, pa.binary()))
+        assert producer.pending_records == 0  # both handed to the sender
+        deadline = time.monotonic() + 30
+        while list_offsets(client, [tp], "latest")[tp][0] < 10 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list_offsets(client, [tp], "latest")[tp][0] == 10, "not sent before flush()"
+        acks = producer.flush()
+        assert {p: a.records for (_, p), a in acks.items()} == {0: 10, 1: 5}
+
+    unset = Producer(client, batch_size=1024)
+    assert unset.linger_ms is None
+    unset.send_batch(topic_name, 0, pa.array([b"third"] * 10, pa.binary()))
+    time.sleep(0.2)
+    unset.send_batch(topic_name, 0, pa.array([b"fourth"] * 10, pa.binary()))
+    assert unset.pending_records == 20 and not unset.sending_in_background
+    assert unset.flush()[tp].records == 20
+    assert len(rdkafka_consume(bootstrap, topic_name, 35, partitions=2, extra_wait=0.3)) == 35

@@ -19,7 +19,7 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from spark_kwire.client import ClientConfig, ConfigError, KafkaClient, Producer
+from spark_kwire.client import Admin, ClientConfig, ConfigError, KafkaClient, Producer, fetch_range
 from spark_kwire.client.errors import is_retriable_error
 from spark_kwire.client.security import (AuthenticationError, JaasConfig, ScramClient, TlsError, parse_jaas_config,
                                          security_hooks)
@@ -101,7 +101,7 @@ def _sasl_options(cluster, listener: str, mechanism: str, certs=None, **extra) -
 def _roundtrip(client: KafkaClient, n: int = 50) -> None:
     """Create a topic, produce ``n`` records and fetch them back."""
     topic = f"sec-{uuid.uuid4().hex[:10]}"
-    client.create_topics([(topic, 1, 1)])
+    Admin(client).create_topics([(topic, 1, 1)])
     assert topic in client.list_topics()
     values = pa.array([f"value-{i}".encode() for i in range(n)], pa.binary())
     with Producer(client) as producer:
@@ -109,7 +109,7 @@ def _roundtrip(client: KafkaClient, n: int = 50) -> None:
         acks = producer.flush()
     assert acks[(topic, 0)].records == n
     got = []
-    for batch in client.fetch_range(topic, 0, 0, n):
+    for batch in fetch_range(client, topic, 0, 0, n):
         got.extend(batch.value.to_pylist())
     assert got == values.to_pylist()
 
@@ -293,7 +293,7 @@ def test_reauthentication_keeps_a_busy_connection_working(secure_kafka):
     opts = _sasl_options(secure_kafka, "REAUTH", "SCRAM-SHA-256")
     with KafkaClient(opts) as client:
         topic = f"reauth-{uuid.uuid4().hex[:8]}"
-        client.create_topics([(topic, 1, 1)])
+        Admin(client).create_topics([(topic, 1, 1)])
         conn = client.connection(next(iter(client.brokers)))
         connected_at = conn.connected_at
         assert conn.sasl_session.lifetime_ms == REAUTH_MS
@@ -304,12 +304,12 @@ def test_reauthentication_keeps_a_busy_connection_working(secure_kafka):
                 producer.send_batch(topic, 0, pa.array([b"x%d" % produced], pa.binary()))
                 producer.flush()
                 produced += 1
-                assert len(list(client.fetch_range(topic, 0, produced - 1, produced))) == 1
+                assert len(list(fetch_range(client, topic, 0, produced - 1, produced))) == 1
                 time.sleep(0.05)
         assert conn.sasl_session.reauth_count >= 2
         # idle past the session's end: the next request re-authenticates first instead of being cut off
         time.sleep(REAUTH_MS / 1000 + 0.5)
-        assert sum(b.record_count for b in client.fetch_range(topic, 0, 0, produced)) == produced
+        assert sum(b.record_count for b in fetch_range(client, topic, 0, 0, produced)) == produced
         assert conn.sasl_session.reauth_count >= 3
         assert client.connection(conn.node_id) is conn and conn.connected_at == connected_at
 

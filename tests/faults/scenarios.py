@@ -21,7 +21,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from spark_kwire.client import KafkaClient, Producer
+from spark_kwire.client import Admin, KafkaClient, Producer, list_offsets
 from harness import descendant_pids, identify, kill_processes
 
 HERE = Path(__file__).resolve().parent
@@ -65,13 +65,13 @@ def unique_topic(prefix: str) -> str:
 def create_topic(bootstrap: str, name: str, partitions: int, replication: int = 3, min_isr: int | None = 2) -> str:
     configs = {"min.insync.replicas": str(min_isr)} if min_isr and replication > 1 else {}
     with KafkaClient({"bootstrap.servers": bootstrap}) as client:
-        client.create_topics([(name, partitions, replication, configs)], timeout_ms=60_000)
+        Admin(client).create_topics([(name, partitions, replication, configs)], timeout_ms=60_000)
     return name
 
 
 def end_offsets(client: KafkaClient, topic: str, partitions: int) -> dict[int, int]:
     tps = [(topic, p) for p in range(partitions)]
-    return {tp[1]: off for tp, (off, _) in client.list_offsets(tps, "latest").items()}
+    return {tp[1]: off for tp, (off, _) in list_offsets(client, tps, "latest").items()}
 
 
 def produce_rows(bootstrap: str, topic: str, partitions: int, per_partition: int, *, prefix: str = "r",
@@ -185,7 +185,7 @@ class LeaderKiller(threading.Thread):
                     return
             tp = (self.topic, self.partition)
             self.victim = leader_of(client, *tp)
-            before = client.list_offsets([tp], "latest")[tp][0]
+            before = list_offsets(client, [tp], "latest")[tp][0]
             self.cluster.kill(self.victim)
             self.killed_at = time.monotonic()
             while not self.stopping.is_set():
@@ -203,7 +203,7 @@ class LeaderKiller(threading.Thread):
                 self.restarted_at = time.monotonic()
             while self.watch_progress and not self.stopping.is_set():
                 try:
-                    if client.list_offsets([tp], "latest")[tp][0] > before:
+                    if list_offsets(client, [tp], "latest")[tp][0] > before:
                         self.progress_at = time.monotonic()
                         break
                 except Exception:

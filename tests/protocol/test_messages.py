@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from spark_kwire import __version__
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import ProtocolDecodeError, ProtocolEncodeError
 from spark_kwire.protocol.primitives import ZERO_UUID
@@ -259,8 +260,8 @@ def test_header_versions(api, version, request_header, response_header):
 
 REQUEST_SAMPLES = [
     (m.API_VERSIONS, 0, {}),
-    (m.API_VERSIONS, 3, {"client_software_name": "spark-kwire", "client_software_version": "0.1.0"}),
-    (m.API_VERSIONS, 4, {"client_software_name": "spark-kwire", "client_software_version": "0.1.0"}),
+    (m.API_VERSIONS, 3, {"client_software_name": "spark-kwire", "client_software_version": __version__}),
+    (m.API_VERSIONS, 4, {"client_software_name": "spark-kwire", "client_software_version": __version__}),
     (m.METADATA, 0, {"topics": [{"name": "orders"}]}),
     (m.METADATA, 1, {"topics": None}),
     (m.METADATA, 4, {"topics": [{"name": "a"}, {"name": "b"}], "allow_auto_topic_creation": False}),

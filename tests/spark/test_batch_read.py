@@ -206,3 +206,10 @@ def test_user_schema_is_refused(spark, bootstrap):
 def test_bad_option_fails_at_planning_with_the_name(spark, bootstrap):
     with pytest.raises(Exception, match="Did you mean 'startingOffsets'"):
         load(spark, "kwire", bootstrap, subscribe="x", startingOffset="earliest").count()
+
+
+def test_a_topic_named_twice_is_read_once_as_by_spark(spark, bootstrap, create_topic, produce, topic_name):
+    """subscribe='t, t': Spark's source subscribes to a set of topics, so every record comes once."""
+    create_topic(topic_name, partitions=2)
+    produce(topic_name, [(None, f"v{i}".encode(), None, None, i % 2) for i in range(20)])
+    assert_same_as_builtin(spark, bootstrap, expected_rows=20, subscribe=f"{topic_name}, {topic_name}")

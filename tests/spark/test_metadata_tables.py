@@ -14,6 +14,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
 
 from spark_kwire import admin
+from spark_kwire.client.cluster_tables import COLUMNS
 from spark_kwire.spark.metadata import SCHEMAS
 from harness import KafkaCluster, Listener, run_java_tool
 
@@ -133,6 +134,7 @@ def test_fixed_schemas_and_errors_through_spark(spark, bootstrap, create_topic, 
         df = meta(spark, bootstrap, table.upper())  # table names are case-insensitive
         assert df.schema.simpleString() == simple
         assert df.schema == SCHEMAS[table]
+        assert tuple(df.schema.names) == COLUMNS[table]  # spark_kwire.admin names its dict keys by COLUMNS
     assert meta(spark, bootstrap, "topics", subscribe=topic_name).collect()[0].topic == topic_name
 
     def fails(match, table, **options):

@@ -19,6 +19,9 @@ import pytest
 
 from harness import KafkaCluster, Listener
 from harness.oauth_provider import KAFKA_LOGIN_MODULE, OAuthProvider
+from spark_kwire.client.admin import Admin
+from spark_kwire.client.fetcher import fetch_range
+from spark_kwire.client.offsets import list_offsets
 from spark_kwire.client import KafkaClient, Producer
 from tests.client.oauth_fixtures import CLIENT_ID, CLIENT_SECRET, JAVA_HANDLER, REAUTH_MS, RecordingRelay
 
@@ -78,7 +81,7 @@ def _apply(builder, options: dict):
 
 def _new_topic(client: KafkaClient, partitions: int, rows: int = 0) -> str:
     topic = f"spark-oauth-{uuid.uuid4().hex[:10]}"
-    client.create_topics([(topic, partitions, 1)])
+    Admin(client).create_topics([(topic, partitions, 1)])
     if rows:
         with Producer(client) as producer:
             for p in range(partitions):
@@ -111,8 +114,8 @@ def test_write_then_read_back_and_options_hold_no_clear_secret(spark, oauth_clus
         topic = _new_topic(client, partitions=2)
         df = spark.createDataFrame([(f"k{i}", f"v{i}") for i in range(300)], "key string, value string")
         _apply(df.write.format("kwire"), {**_options(cluster, idp), "topic": topic}).mode("append").save()
-        ends = client.list_offsets([(topic, 0), (topic, 1)], -1)
-        got = [v.decode() for p in range(2) for b in client.fetch_range(topic, p, 0, ends[(topic, p)][0])
+        ends = list_offsets(client, [(topic, 0), (topic, 1)], -1)
+        got = [v.decode() for p in range(2) for b in fetch_range(client, topic, p, 0, ends[(topic, p)][0])
                for v in b.value.to_pylist()]
     assert sorted(got) == sorted(f"v{i}" for i in range(300))
     read = ReadOptions.parse({**_options(cluster, idp), "subscribe": topic})

@@ -8,7 +8,7 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from spark_kwire.client import KafkaClient, Producer
+from spark_kwire.client import Admin, KafkaClient, Producer, fetch_range
 from harness import KafkaCluster, Listener, generate_test_certificates
 
 USER = "spark-user"
@@ -60,7 +60,7 @@ def client(kafka_options):
 
 def _new_topic(client, partitions: int = 2, rows: int = 0) -> str:
     topic = f"spark-sec-{uuid.uuid4().hex[:10]}"
-    client.create_topics([(topic, partitions, 1)])
+    Admin(client).create_topics([(topic, partitions, 1)])
     if rows:
         with Producer(client) as producer:
             for p in range(partitions):
@@ -93,7 +93,7 @@ def test_write_over_sasl_ssl(spark, client, kafka_options, capsys):
     for key, value in kafka_options.items():
         writer = writer.option(key, value)
     writer.mode("append").save()
-    got = [v.decode() for batch in client.fetch_range(topic, 0, 0, 50) for v in batch.value.to_pylist()]
+    got = [v.decode() for batch in fetch_range(client, topic, 0, 0, 50) for v in batch.value.to_pylist()]
     assert sorted(got) == sorted(f"v{i}" for i in range(50))
     assert PASSWORD not in capsys.readouterr().out
 

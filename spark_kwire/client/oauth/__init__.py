@@ -19,7 +19,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 from spark_kwire.client.oauth.token import OAuthToken, jwt_claims
-from spark_kwire.client.sasl import AuthenticationError
+from spark_kwire.client.sasl.mechanism import AuthenticationError
 
 __all__ = ["OAuthToken", "TokenError", "TokenSource", "jwt_claims"]
 

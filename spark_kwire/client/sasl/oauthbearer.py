@@ -15,7 +15,7 @@ from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.oauth import OAuthToken, TokenSource
 from spark_kwire.client.oauth.refresh import RefreshPolicy, shared_token
 from spark_kwire.client.oauth.selection import select_token_source, validate_extensions
-from spark_kwire.client.sasl import SaslMechanism, SaslSession
+from spark_kwire.client.sasl.mechanism import SaslMechanism, SaslSession
 
 __all__ = ["OAuthBearerMechanism", "client_first_message"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from spark_kwire.client.config import ClientConfig
-from spark_kwire.client.sasl import SaslMechanism, SaslSession
+from spark_kwire.client.sasl.mechanism import SaslMechanism, SaslSession
 from spark_kwire.client.sasl.credentials import UserCredentials, user_credentials
 
 __all__ = ["PlainMechanism"]

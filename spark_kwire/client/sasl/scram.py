@@ -13,7 +13,7 @@ import secrets
 from typing import Mapping
 
 from spark_kwire.client.config import ClientConfig, Secret
-from spark_kwire.client.sasl import SaslMechanism, SaslMechanismError, SaslSession
+from spark_kwire.client.sasl.mechanism import SaslMechanism, SaslMechanismError, SaslSession
 from spark_kwire.client.sasl.credentials import UserCredentials, user_credentials
 
 __all__ = ["ScramClient", "ScramError", "ScramMechanism", "SCRAM_MIN_ITERATIONS"]

@@ -1,8 +1,10 @@
 """KafkaClient: bootstrap, metadata cache, one connection per broker, and retries.
 
-Higher-level operations live in their own modules and are reached through the client:
-:mod:`~spark_kwire.client.fetcher` (``list_offsets``, ``fetch_range``), :mod:`~spark_kwire.client.admin`
-(topics, groups, offsets, configs) and :mod:`~spark_kwire.client.producer` (``Producer(client)``).
+The core of the client layer. What is built on it takes the client as an argument and is imported by the
+caller, never by this module: :mod:`~spark_kwire.client.offsets` (``list_offsets(client, ...)``),
+:mod:`~spark_kwire.client.fetcher` (``fetch_range(client, ...)``), :mod:`~spark_kwire.client.admin`
+(``Admin(client)``: topics, groups, committed offsets, configs) and :mod:`~spark_kwire.client.producer`
+(``Producer(client)``).
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.connection import BrokerConnection
-from spark_kwire.client.errors import (BrokerConnectionError, ConfigError, RetriesExhaustedError, UnknownTopicError,
-                                       is_retriable_error)
+from spark_kwire.client.errors import BrokerConnectionError, ConfigError, UnknownTopicError, is_retriable_error
 from spark_kwire.client.metadata import BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo
+from spark_kwire.client.retry import RetryBudget
 from spark_kwire.client.security import SecurityHooks, security_hooks
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import KafkaApiError, KwireError
 
-__all__ = ["KafkaClient", "Backoff"]
+__all__ = ["KafkaClient"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -37,67 +39,6 @@ def _check_topic_error(info: TopicInfo) -> None:
         exc = KafkaApiError(info.error_code, topic=info.name)
         if not exc.retriable:
             raise exc
-
-
-class Backoff:
-    """Exponential backoff retry.backoff.ms .. retry.backoff.max.ms with +-20% jitter."""
-
-    def __init__(self, config: ClientConfig) -> None:
-        self.base = config.retry_backoff_ms / 1000.0
-        self.cap = max(config.retry_backoff_max_ms, config.retry_backoff_ms) / 1000.0
-        self.attempt = 0
-
-    def next_delay(self) -> float:
-        delay = min(self.cap, self.base * (2 ** self.attempt))
-        self.attempt += 1
-        if delay <= 0:
-            return 0.0
-        return delay * random.uniform(0.8, 1.2) if delay < self.cap else delay * random.uniform(0.8, 1.0)
-
-    def reset(self) -> None:
-        self.attempt = 0
-
-
-class RetryBudget:
-    """Counts attempts of one operation and decides whether another one fits the time budget."""
-
-    def __init__(self, client: "KafkaClient", what: str, budget_ms: int | None = None) -> None:
-        self.client = client
-        self.what = what
-        self.budget_s = (budget_ms if budget_ms is not None else client.config.request_timeout_ms) / 1000.0
-        self.started = time.monotonic()
-        self.deadline = self.started + self.budget_s
-        self.attempts = 0
-        self.backoff = Backoff(client.config)
-
-    def failed(self, error: BaseException, refresh_topics: Iterable[str] | None = None) -> None:
-        """Record a failure: raise it if not retriable or out of budget, else sleep and refresh metadata."""
-        self.attempts += 1
-        if not is_retriable_error(error):
-            raise error
-        topic = getattr(error, "topic", None)
-        if topic is not None:  # UNKNOWN_TOPIC_OR_PARTITION is retried only while metadata says the topic exists
-            self.client.check_unknown_topic(error, topic, getattr(error, "partition", None))
-        delay = self.backoff.next_delay()
-        now = time.monotonic()
-        if self.attempts > self.client.config.retries or now + delay > self.deadline:
-            raise RetriesExhaustedError(self.what, self.attempts, now - self.started, error) from error
-        log.debug("%s: retriable error (attempt %d), retrying in %.3fs: %s", self.what, self.attempts, delay, error)
-        time.sleep(delay)
-        if refresh_topics is not None:
-            try:
-                self.client.refresh_metadata(list(refresh_topics) or [])
-            except KwireError as exc:
-                if not is_retriable_error(exc):
-                    raise
-                log.debug("%s: metadata refresh failed: %s", self.what, exc)
-
-    def progressed(self) -> None:
-        """Progress was made: restart the budget."""
-        self.attempts = 0
-        self.started = time.monotonic()
-        self.deadline = self.started + self.budget_s
-        self.backoff.reset()
 
 
 class KafkaClient:
@@ -115,8 +56,9 @@ class KafkaClient:
         self._lock = threading.RLock()
         self._closed = False
         self._bootstrapped = False
-        self._fetcher = None
-        self._admin = None
+        # group id -> node id of its coordinator, as FindCoordinator answered (kept by the admin layer, here so
+        # that every Admin(client) of this client shares it)
+        self.coordinators: dict[str, int] = {}
 
     # -- life cycle ------------------------------------------------------------------------------------
     def __enter__(self) -> "KafkaClient":
@@ -220,6 +162,11 @@ class KafkaClient:
     def brokers(self) -> dict[int, BrokerInfo]:
         return dict(self.metadata.brokers)
 
+    def broker_address(self, node_id: int | None) -> str | None:
+        """host:port of a known broker (no metadata request), None when it is not known."""
+        info = self._metadata.brokers.get(node_id) if node_id is not None else None
+        return info.address if info is not None else None
+
     def _metadata_request(self, conn: BrokerConnection, topics: list[str] | None,
                           deadline: float | None = None) -> dict:
         version = conn.version_for(m.METADATA)
@@ -289,7 +236,7 @@ class KafkaClient:
             self._refresh_with_grace([topic])
             info = self._metadata.topics.get(topic)
         if info is None:
-            raise self._unknown_topic(topic)
+            raise self.unknown_topic_error(topic)
         _check_topic_error(info)
         return info
 
@@ -304,7 +251,8 @@ class KafkaClient:
             missing = self.refresh_metadata(topics) & missing
         return missing
 
-    def _unknown_topic(self, topic: str, partition: int | None = None) -> UnknownTopicError:
+    def unknown_topic_error(self, topic: str, partition: int | None = None) -> UnknownTopicError:
+        """An :class:`UnknownTopicError` for ``topic`` listing some topics that do exist (fresh metadata)."""
         try:
             self.refresh_metadata(None)
             existing = sorted(n for n, t in self._metadata.topics.items() if not t.is_internal)
@@ -336,7 +284,7 @@ class KafkaClient:
         if isinstance(error, KafkaApiError) and error.code in (UNKNOWN_TOPIC_OR_PARTITION, 100):
             missing = self.refresh_metadata([topic])
             if topic in missing:
-                raise self._unknown_topic(topic) from error
+                raise self.unknown_topic_error(topic) from error
             if partition is not None and partition not in self._metadata.topics[topic].partitions:
                 raise UnknownTopicError(topic, None, partition=partition) from error
 
@@ -392,63 +340,10 @@ class KafkaClient:
         missing = self._refresh_with_grace(names)
         for name in names:
             if name in missing:
-                raise self._unknown_topic(name)
+                raise self.unknown_topic_error(name)
             _check_topic_error(self._metadata.topics[name])
         return {name: self._metadata.topics[name] for name in names}
 
     def partitions_for(self, topic: str) -> list[int]:
         """Sorted partition ids of ``topic`` (fresh metadata)."""
         return self.describe_topics([topic])[topic].partition_ids
-
-    # -- delegated operations ---------------------------------------------------------------------------
-    @property
-    def fetcher(self):
-        if self._fetcher is None:
-            from spark_kwire.client.fetcher import Fetcher
-            self._fetcher = Fetcher(self)
-        return self._fetcher
-
-    @property
-    def admin(self):
-        if self._admin is None:
-            from spark_kwire.client.admin import Admin
-            self._admin = Admin(self)
-        return self._admin
-
-    def list_offsets(self, tps, spec="latest", *, isolation_level: str | None = None):
-        """``{(topic, partition): (offset, timestamp)}``; see :meth:`Fetcher.list_offsets`."""
-        return self.fetcher.list_offsets(tps, spec, isolation_level=isolation_level)
-
-    def fetch_range(self, topic: str, partition: int, start: int, end: int, *, isolation_level: str | None = None,
-                    include_headers: bool = False, max_bytes: int | None = None):
-        """Iterator of decoded record batches of offsets [start, end); see :class:`~.fetcher.RangeReader`."""
-        return self.fetcher.fetch_range(topic, partition, start, end, isolation_level=isolation_level,
-                                        include_headers=include_headers, max_bytes=max_bytes)
-
-    def producer(self, **kwargs):
-        from spark_kwire.client.producer import Producer
-        return Producer(self, **kwargs)
-
-    def create_topics(self, topics, *, timeout_ms: int | None = None, exist_ok: bool = False):
-        return self.admin.create_topics(topics, timeout_ms=timeout_ms, exist_ok=exist_ok)
-
-    def delete_topics(self, names, *, timeout_ms: int | None = None, missing_ok: bool = False):
-        return self.admin.delete_topics(names, timeout_ms=timeout_ms, missing_ok=missing_ok)
-
-    def find_coordinator(self, group: str):
-        return self.admin.find_coordinator(group)
-
-    def commit_offsets(self, group: str, offsets, metadata: str = ""):
-        return self.admin.commit_offsets(group, offsets, metadata)
-
-    def fetch_committed_offsets(self, group: str, tps=None):
-        return self.admin.fetch_committed_offsets(group, tps)
-
-    def list_groups(self):
-        return self.admin.list_groups()
-
-    def describe_groups(self, group_ids):
-        return self.admin.describe_groups(group_ids)
-
-    def describe_configs(self, topics, keys=None):
-        return self.admin.describe_configs(topics, keys)

@@ -1,0 +1,65 @@
+"""The SASL mechanism interface: a mechanism starts sessions that answer the server's messages."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from spark_kwire.client.errors import ClientError
+
+__all__ = ["AuthenticationError", "SaslMechanismError", "SaslMechanism", "SaslSession"]
+
+
+class AuthenticationError(ClientError):
+    """SASL authentication with a broker failed (wrong credentials, mechanism not enabled...). Not retriable.
+
+    ``mechanism`` and ``broker`` (host:port) say where; the message never contains a secret.
+    """
+
+    retriable = False
+
+    def __init__(self, message: str, *, mechanism: str | None = None, broker: str | None = None,
+                 code: int | None = None) -> None:
+        self.mechanism = mechanism
+        self.broker = broker
+        self.code = code
+        super().__init__(message)
+
+
+class SaslMechanismError(Exception):
+    """A step of an exchange failed on the client side (a bad server message...); the text is safe to show."""
+
+
+class SaslSession(ABC):
+    """One exchange in progress: answers the server's messages."""
+
+    #: set by the session when the server explained a refusal before failing the exchange (e.g. OAUTHBEARER's JSON)
+    server_reason: str | None = None
+    #: who the exchange authenticates, when the session knows better than the mechanism (a token's subject)
+    principal: str | None = None
+
+    @abstractmethod
+    def challenge(self, data: bytes) -> tuple[bool, bytes | None]:
+        """Answer one server message: ``(done, next client message or None)``. Raises :class:`SaslMechanismError`."""
+
+
+class SaslMechanism(ABC):
+    """A SASL mechanism with its credentials. Picklable without revealing them (rebuilt from the config)."""
+
+    #: the name sent in SaslHandshake
+    name: str
+    #: the name users configured (e.g. AWS_MSK_IAM, which speaks OAUTHBEARER), used in messages
+    label: str
+
+    @property
+    @abstractmethod
+    def principal(self) -> str:
+        """Who authenticates, for messages (never a secret): a user name, a client id, a token provider."""
+
+    @property
+    def who(self) -> str:
+        """``principal`` as a phrase for error messages, e.g. ``user 'alice'``."""
+        return repr(self.principal)
+
+    @abstractmethod
+    def begin(self) -> tuple[SaslSession, bytes]:
+        """Start an exchange: the session and the client's first message."""

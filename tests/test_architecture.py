@@ -1,0 +1,148 @@
+"""The package's shape: imports point one way (protocol <- client <- spark), no module imports one that
+imports it back (lazy imports inside functions included), and no file outgrows ~600 lines.
+
+The import graph is read from the source with `ast`, so an import inside a function counts as much as
+one at the top of a module."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "spark_kwire"
+# Files that are allowed to be longer: the message declarations and the engine that reads them.
+SIZE_EXCEPTIONS = {"spark_kwire/protocol/messages.py", "spark_kwire/protocol/schema.py"}
+# Being split on other branches of issue #19 (SASL/TLS modules; kernels by pass): remove once those land.
+SIZE_EXCEPTIONS |= {"spark_kwire/client/security.py", "spark_kwire/protocol/records/kernels.py"}
+MAX_LINES = 600
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def package_modules() -> dict[str, Path]:
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules["pyspark_kwire"] = REPO / "pyspark_kwire.py"
+    return modules
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """Every module `name` imports anywhere in its source: package modules by full name, others by their
+    top-level name (e.g. 'pyspark'). `from pkg import x` counts as importing pkg.x when that is a module."""
+    is_package = path.name == "__init__.py"
+    base = name.split(".") if is_package else name.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = base[: len(base) - (node.level - 1)]
+                target = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in known else target)
+    return {f if f in known or f.startswith("spark_kwire") else f.split(".")[0] for f in found}
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    modules = package_modules()
+    known = set(modules)
+    return {name: imports_of(name, path, known) for name, path in modules.items()}
+
+
+def test_import_graph_is_read_from_the_source(graph):
+    # A check of the checker: known edges, top-level and lazy, must be found.
+    assert "spark_kwire.client.kafka_client" in graph["spark_kwire.client.admin"] or \
+        "spark_kwire.client.retry" in graph["spark_kwire.client.admin"]
+    assert "spark_kwire.spark.source" in graph["spark_kwire"]  # lazy, inside register()
+    assert "pyspark" in graph["spark_kwire.spark.source"]
+    assert "spark_kwire.protocol.messages" in graph["spark_kwire.client.connection"]
+    assert all(target in graph or not target.startswith("spark_kwire") for edges in graph.values()
+               for target in edges), "an import names a spark_kwire module that does not exist"
+
+
+def test_no_import_cycles(graph):
+    internal = {name: {t for t in edges if t in graph} for name, edges in graph.items()}
+    state: dict[str, str] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = "open"
+        for target in sorted(internal[node]):
+            if state.get(target) == "open":
+                cycles.append(path[path.index(target):] + [target])
+            elif target not in state:
+                visit(target, path + [target])
+        state[node] = "done"
+
+    for name in sorted(internal):
+        if name not in state:
+            visit(name, [name])
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def _layer(name: str) -> str:
+    for layer in ("protocol", "client", "spark"):
+        if name.startswith(f"spark_kwire.{layer}"):
+            return layer
+    return {"spark_kwire.admin": "admin", "spark_kwire._version": "version"}.get(name, "top")
+
+
+# What each layer may import from the package and from outside it.
+FORBIDDEN = {
+    "version": ("spark_kwire.protocol", "spark_kwire.client", "spark_kwire.spark", "spark_kwire.admin", "pyspark"),
+    "protocol": ("spark_kwire.client", "spark_kwire.spark", "spark_kwire.admin", "pyspark", "socket", "ssl"),
+    "client": ("spark_kwire.spark", "spark_kwire.admin", "pyspark"),
+    "admin": ("spark_kwire.spark", "pyspark"),
+}
+
+
+def test_layers_point_one_way(graph):
+    wrong = []
+    for name, edges in sorted(graph.items()):
+        banned = FORBIDDEN.get(_layer(name), ())
+        for target in sorted(edges):
+            if any(target == b or target.startswith(b + ".") for b in banned):
+                wrong.append(f"{name} imports {target}")
+    assert not wrong, "imports against the layering (protocol <- client <- spark):\n" + "\n".join(wrong)
+
+
+def test_no_file_over_600_lines():
+    too_long = {}
+    for path in sorted(list(PACKAGE.rglob("*.py")) + list((REPO / "harness").rglob("*.py"))):
+        rel = path.relative_to(REPO).as_posix()
+        lines = len(path.read_text().splitlines())
+        if lines > MAX_LINES and rel not in SIZE_EXCEPTIONS:
+            too_long[rel] = lines
+    assert not too_long, f"files over {MAX_LINES} lines: {too_long}"
+
+
+def test_readme_architecture_section_names_every_module():
+    """The README's architecture section lists each layer's files: a module added without a word there fails."""
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Architecture"):]
+    section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    missing = []
+    for layer in ("protocol", "client", "spark"):
+        for path in sorted((PACKAGE / layer).iterdir()):
+            name = path.name
+            if name.startswith("__") or (path.is_file() and path.suffix != ".py"):
+                continue
+            shown = f"`{name}/`" if path.is_dir() else f"`{name}`"
+            if shown not in section:
+                missing.append(f"spark_kwire/{layer}/{name}")
+    for top in ("spark_kwire/__init__.py", "spark_kwire/admin.py", "spark_kwire/_version.py", "pyspark_kwire.py"):
+        if f"`{top}`" not in section:
+            missing.append(top)
+    assert not missing, f"README.md's architecture section does not mention: {missing}"

@@ -1,0 +1,153 @@
+"""The wheel as users get it: it holds only the library, its version has one source, and `spark_kwire.admin`
+works in an environment without pyspark (installed from the wheel into a fresh virtualenv, against a real
+broker, cross-checked with librdkafka)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import spark_kwire
+
+REPO = Path(__file__).resolve().parent.parent
+NOSPARK_VENV = REPO / ".venv-nospark"  # cached between runs (ignored by git); rebuilt when the wheel changes
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel built from this checkout, as `pip wheel` builds it for users."""
+    # Built from a copy of what the sdist would hold: a build/ folder left in the checkout could add stale files.
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md", "pyspark_kwire.py"):
+        shutil.copy2(REPO / name, source / name)
+    shutil.copytree(REPO / "spark_kwire", source / "spark_kwire", ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)], check=True,
+                   timeout=600)
+    (built,) = out.glob("spark_kwire-*.whl")
+    return built
+
+
+def test_wheel_holds_only_the_library(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    dist_info = f"spark_kwire-{spark_kwire.__version__}.dist-info/"
+    outside = [n for n in names if not (n.startswith("spark_kwire/") or n == "pyspark_kwire.py"
+                                        or n.startswith(dist_info))]
+    assert not outside, f"the wheel holds files outside the library: {outside}"
+    assert "pyspark_kwire.py" in names and "spark_kwire/client/kafka_client.py" in names
+    assert not [n for n in names if re.search(r"(^|/)(harness|tests|benchmarks|notebooks)/", n)]
+    assert not [n for n in names if n.endswith((".pyc", ".nbi", ".nbc"))], "compiled caches in the wheel"
+
+
+def test_version_has_one_source(wheel):
+    metadata = zipfile.ZipFile(wheel).read(f"spark_kwire-{spark_kwire.__version__}.dist-info/METADATA").decode()
+    assert f"\nVersion: {spark_kwire.__version__}\n" in metadata
+    from spark_kwire.client.connection import CLIENT_SOFTWARE_VERSION
+
+    assert CLIENT_SOFTWARE_VERSION == spark_kwire.__version__
+    # No other file of the package, nor pyproject.toml, writes the version out.
+    literal = re.compile(rf"""["']{re.escape(spark_kwire.__version__)}["']""")
+    written = [str(p.relative_to(REPO)) for p in [REPO / "pyproject.toml", *(REPO / "spark_kwire").rglob("*.py")]
+               if literal.search(p.read_text()) and p.name != "_version.py"]
+    assert not written, f"the version is written out in {written}; read spark_kwire._version instead"
+
+
+def _venv_python() -> Path:
+    return NOSPARK_VENV / "bin" / "python"
+
+
+@pytest.fixture(scope="session")
+def nospark_python(wheel) -> Path:
+    """A virtualenv holding the wheel and its dependencies, and no pyspark. Made once; the wheel is
+    reinstalled when its contents change."""
+    python = _venv_python()
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(NOSPARK_VENV)], check=True, timeout=300)
+    stamp = NOSPARK_VENV / ".kwire-wheel"
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    if not stamp.exists() or stamp.read_text() != digest:
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--force-reinstall", str(wheel)], check=True,
+                       timeout=1200)
+        stamp.write_text(digest)
+    found = subprocess.run([str(python), "-c", "import pyspark"], capture_output=True, text=True)
+    assert found.returncode != 0 and "No module named 'pyspark'" in found.stderr, "the venv must not hold pyspark"
+    return python
+
+
+ADMIN_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import spark_kwire
+    from spark_kwire import admin
+
+    bootstrap, topic, group = sys.argv[1:4]
+    assert "site-packages" in spark_kwire.__file__, spark_kwire.__file__   # the wheel, not the checkout
+    out = {"file": spark_kwire.__file__}
+    out["topics"] = admin.describe_topics(bootstrap, [topic])
+    out["every_topic"] = [t["topic"] for t in admin.describe_topics(bootstrap)]
+    out["configs"] = admin.topic_configs(bootstrap, topic, ["retention.ms"])
+    out["earliest"] = admin.earliest_offsets(bootstrap, topic)
+    out["latest"] = admin.latest_offsets(bootstrap, topic)
+    out["lag"] = admin.group_lag(bootstrap, group)
+    out["groups"] = admin.list_groups(bootstrap)
+    try:
+        admin.group_lag(bootstrap, group + "-missing")
+    except Exception as e:
+        out["missing_group"] = f"{type(e).__name__}: {e}"
+    admin.create_topic(bootstrap, topic + "-made", partitions=2)
+    out["made"] = admin.describe_topics(bootstrap, [topic + "-made"])
+    admin.delete_topic(bootstrap, topic + "-made")
+    out["after_delete"] = topic + "-made" in admin.list_topics(bootstrap)
+    out["pyspark_loaded"] = [m for m in sys.modules if m == "pyspark" or m.startswith("pyspark.")]
+    print(json.dumps(out))
+""")
+
+
+def test_admin_works_without_pyspark(nospark_python, bootstrap, create_topic, produce, topic_name, tmp_path):
+    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka.admin import AdminClient, ConfigResource
+
+    create_topic(topic_name, partitions=3, config={"retention.ms": "3600000"})
+    produce(topic_name, [(None, f"v{i}".encode(), None, None, i % 3) for i in range(30)])
+    group = f"{topic_name}-g"
+    # librdkafka commits offsets for the group: 4, 7 and 10 of partitions 0, 1, 2 (each holds 10 records)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    consumer.commit(offsets=[TopicPartition(topic_name, p, 4 + 3 * p) for p in range(3)], asynchronous=False)
+    consumer.close()
+    produce(topic_name, [(None, b"late", None, None, 0)] * 5)  # lag of partition 0 grows by 5
+
+    script = tmp_path / "admin_script.py"
+    script.write_text(ADMIN_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    started = time.monotonic()
+    run = subprocess.run([str(nospark_python), str(script), bootstrap, topic_name, group], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-4000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert str(NOSPARK_VENV) in out["file"] and out["pyspark_loaded"] == []
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic_name)
+    librdkafka_admin = AdminClient({"bootstrap.servers": bootstrap})
+    configs = librdkafka_admin.describe_configs([resource])[resource].result(30)
+    assert out["topics"] == [{"topic": topic_name, "partitions": 3, "replication_factor": 1, "is_internal": False,
+                              "cleanup_policy": configs["cleanup.policy"].value, "retention_ms": 3600000,
+                              "max_message_bytes": int(configs["max.message.bytes"].value)}]
+    assert topic_name in out["every_topic"]
+    assert out["configs"] == {"retention.ms": "3600000"}
+    assert out["earliest"] == {"0": 0, "1": 0, "2": 0} and out["latest"] == {"0": 15, "1": 10, "2": 10}
+    lag = sorted((r["partition"], r["committed_offset"], r["latest_offset"], r["lag"]) for r in out["lag"])
+    assert lag == [(0, 4, 15, 11), (1, 7, 10, 3), (2, 10, 10, 0)]
+    assert all(r["group"] == group and r["topic"] == topic_name for r in out["lag"])
+    assert group in out["groups"]
+    assert f"Consumer group '{group}-missing' does not exist" in out["missing_group"]
+    assert out["made"][0]["partitions"] == 2 and out["after_delete"] is False
+    print(f"admin script without pyspark: {time.monotonic() - started:.1f}s")
