@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import re
 from dataclasses import dataclass
 
@@ -172,29 +173,48 @@ def check_data_loss(start: dict, end: dict, earliest: dict, latest: dict, *, fai
 
 
 def split_ranges(ranges: list[OffsetRange], *, min_partitions: int | None, max_records: int | None) -> list[OffsetRange]:
-    """Cut ranges so that there are at least `min_partitions` of them (large ranges are cut proportionally
-    to their size, as Spark's KafkaOffsetRangeCalculator does) and none holds more than `max_records`."""
+    """Cut offset ranges into Spark partitions by the rules of Spark's KafkaOffsetRangeCalculator (4.0).
+
+    Empty ranges are dropped. With `max_records`, every range is first cut into ceil(size / max_records)
+    pieces. Then, while there are fewer pieces than `min_partitions`, each piece gets a share of
+    `min_partitions` proportional to its size, rounded half up: pieces whose share is 1 stay whole (and so
+    do the other pieces of their topic-partition), and the rest share what is left of `min_partitions`
+    in proportion to their sizes. A piece cut in n parts gets parts of floor(remaining / parts left), so
+    the last parts take the round-off. The arithmetic is done in doubles, as Spark does it."""
     ranges = [r for r in ranges if r.size > 0]
-    if min_partitions and len(ranges) < min_partitions:
-        total = sum(r.size for r in ranges)
-        result = []
-        for r in ranges:
-            parts = max(1, round(min_partitions * r.size / total)) if total else 1
-            result.extend(_cut(r, parts))
-        ranges = result
     if max_records:
-        ranges = [piece for r in ranges for piece in _cut(r, -(-r.size // max_records))]
-    return ranges
+        ranges = [piece for r in ranges for piece in _divide(r, math.ceil(float(r.size) / float(max_records)))]
+    if not min_partitions or len(ranges) >= min_partitions:
+        return ranges
+    total = sum(r.size for r in ranges)
+    whole = [r for r in ranges if _share(r.size, total, min_partitions) == 1]
+    kept_whole = {(r.topic, r.partition) for r in whole}
+    rest_total = total - sum(r.size for r in whole)
+    rest_partitions = max(min_partitions - len(whole), 1)
+    result = []
+    for r in ranges:
+        parts = 1 if (r.topic, r.partition) in kept_whole else _share(r.size, rest_total, rest_partitions)
+        result.extend(_divide(r, parts))
+    return result
 
 
-def _cut(r: OffsetRange, parts: int) -> list[OffsetRange]:
-    parts = max(1, min(parts, r.size))
-    step, extra = divmod(r.size, parts)
-    pieces, begin = [], r.start
-    for i in range(parts):
-        stop = begin + step + (1 if i < extra else 0)
-        pieces.append(OffsetRange(r.topic, r.partition, begin, stop))
-        begin = stop
+def _share(size: int, total: int, partitions: int) -> int:
+    """Spark's part count: max(1, Math.round(size / total * partitions)), in doubles, halves rounded up."""
+    exact = float(size) / float(total) * partitions
+    below = math.floor(exact)
+    return max(1, below + 1 if exact - below >= 0.5 else below)
+
+
+def _divide(r: OffsetRange, parts: int) -> list[OffsetRange]:
+    """`parts` consecutive pieces of `r`, each floor(remaining / parts left) long; empty pieces dropped."""
+    pieces, begin, remaining = [], r.start, r.size
+    # More parts than offsets leave empty leading parts and ones of length 1: the same as size parts.
+    for left in range(min(parts, remaining), 0, -1):
+        length = remaining // left
+        remaining -= length
+        if length > 0:
+            pieces.append(OffsetRange(r.topic, r.partition, begin, begin + length))
+            begin += length
     return pieces
 
 
