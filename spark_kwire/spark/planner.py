@@ -145,8 +145,19 @@ def lookup_offsets_by_timestamp(client, wanted: dict[TopicPartition, int], isola
 
 
 def check_data_loss(start: dict, end: dict, earliest: dict, latest: dict, *, fail_on_data_loss: bool) -> tuple[dict, dict]:
-    """Apply failOnDataLoss to offsets outside [log start, log end]; returns adjusted (start, end)."""
+    """Apply failOnDataLoss to offsets outside [log start, log end]; returns adjusted (start, end).
+
+    A starting offset past the ending one is an error whatever failOnDataLoss says, as in Spark's source
+    (it asserts the two before reading): the bounds contradict each other."""
     start, end = dict(start), dict(end)
+    backwards = sorted(tp for tp in start if start[tp] > end[tp])
+    if backwards:
+        detail = "; ".join(f"{t}-{p}: {start[(t, p)]} > {end[(t, p)]}" for t, p in backwards[:5])
+        raise KwireOptionError(
+            f"The starting offset is after the ending offset in {detail}. The starting offsets or timestamps "
+            "lie past the ending ones (or past the latest offset when the read ends at 'latest'); no setting of "
+            "failOnDataLoss reads such a range."
+        )
     for tp in list(start):
         problems = []
         if start[tp] < earliest[tp]:
@@ -158,8 +169,7 @@ def check_data_loss(start: dict, end: dict, earliest: dict, latest: dict, *, fai
         if end[tp] > latest[tp]:
             problems.append(f"ending offset {end[tp]} is above the latest offset {latest[tp]}")
             end[tp] = latest[tp]
-        if start[tp] > end[tp]:
-            problems.append(f"starting offset {start[tp]} is after the ending offset {end[tp]}")
+        if start[tp] > end[tp]:  # both moved into the log's bounds: what the range held was deleted
             start[tp] = end[tp]
         if problems:
             where = f"{tp[0]}-{tp[1]}"
@@ -172,11 +182,50 @@ def check_data_loss(start: dict, end: dict, earliest: dict, latest: dict, *, fai
     return start, end
 
 
-def split_ranges(ranges: list[OffsetRange], *, min_partitions: int | None, max_records: int | None) -> list[OffsetRange]:
-    """Cut offset ranges into Spark partitions by the rules of Spark's KafkaOffsetRangeCalculator (4.0).
+def split_ranges(ranges: list[OffsetRange], *, min_partitions: int | None, max_records: int | None,
+                 sizes_as_given: list[int] | None = None) -> list[OffsetRange]:
+    """The Spark partitions of a batch read of `ranges` (one per topic-partition), as Spark's kafka source
+    (4.0) makes them.
+
+    Ranges are cut only when `min_partitions` exceeds the number of topic-partitions (empty ones counted)
+    or a range is larger than `max_records`; they are then cut by `calculate_ranges`, which drops empty
+    ones. Otherwise each topic-partition is one Spark partition, an empty one too. Spark compares
+    `max_records` with the ranges as the options give them, before 'earliest' (-2) and 'latest' (-1) are
+    resolved: `sizes_as_given` (see `sizes_as_spark_compares_them`), so that a read from earliest to
+    latest is cut by maxRecordsPerPartition only along with minPartitions, exactly as with Spark."""
+    given = sizes_as_given if sizes_as_given is not None else [r.size for r in ranges]
+    if (min_partitions and min_partitions > len(ranges)) or (max_records and any(s > max_records for s in given)):
+        return calculate_ranges(ranges, min_partitions=min_partitions, max_records=max_records)
+    if max_records and any(r.size > max_records for r in ranges):
+        log.warning("kwire: maxRecordsPerPartition=%d cuts nothing here: as Spark's kafka source, a batch read "
+                    "compares it with the offsets as given ('earliest' is -2, 'latest' -1), not with the "
+                    "records in the topic; set minPartitions or numeric offsets to cut the read", max_records)
+    return list(ranges)
+
+
+def sizes_as_spark_compares_them(tps: list[TopicPartition], options: ReadOptions, start: dict,
+                                 end: dict) -> list[int]:
+    """end - start of each topic-partition with 'earliest'/'latest' left as Spark's batch planner leaves
+    them when it decides whether to cut: -2 and -1. Offsets found from timestamps are resolved ones."""
+    def given(bound: OffsetBound, resolved: dict, default: int) -> dict:
+        if bound.kind == "earliest":
+            return {tp: EARLIEST for tp in tps}
+        if bound.kind == "latest":
+            return {tp: LATEST for tp in tps}
+        if bound.kind == "offsets":
+            return {tp: bound.offset_map.get(tp, default) for tp in tps}
+        return {tp: resolved[tp] for tp in tps}
+
+    starts, ends = given(options.starting, start, EARLIEST), given(options.ending, end, LATEST)
+    return [ends[tp] - starts[tp] for tp in tps]
+
+
+def calculate_ranges(ranges: list[OffsetRange], *, min_partitions: int | None,
+                     max_records: int | None) -> list[OffsetRange]:
+    """Cut offset ranges by the rules of Spark's KafkaOffsetRangeCalculator.getRanges (4.0).
 
     Empty ranges are dropped. With `max_records`, every range is first cut into ceil(size / max_records)
-    pieces. Then, while there are fewer pieces than `min_partitions`, each piece gets a share of
+    pieces. Then, when there are fewer pieces than `min_partitions`, each piece gets a share of
     `min_partitions` proportional to its size, rounded half up: pieces whose share is 1 stay whole (and so
     do the other pieces of their topic-partition), and the rest share what is left of `min_partitions`
     in proportion to their sizes. A piece cut in n parts gets parts of floor(remaining / parts left), so
@@ -230,11 +279,13 @@ def plan_batch(client, options: ReadOptions, *, narrow=None) -> list[OffsetRange
                           strategy=options.timestamp_strategy, earliest=earliest, latest=latest)
     end = resolve_bound(client, tps, options.ending, side="ending", read_committed=options.read_committed,
                         earliest=earliest, latest=latest)
+    given = dict(zip(tps, sizes_as_spark_compares_them(tps, options, start, end)))
     start, end = check_data_loss(start, end, earliest, latest, fail_on_data_loss=options.fail_on_data_loss)
     if narrow is not None:
         tps, start, end = narrow(tps, start, end)
     ranges = [OffsetRange(t, p, start[(t, p)], end[(t, p)]) for t, p in tps]
-    return split_ranges(ranges, min_partitions=options.min_partitions, max_records=options.max_records_per_partition)
+    return split_ranges(ranges, min_partitions=options.min_partitions, max_records=options.max_records_per_partition,
+                        sizes_as_given=[given[tp] for tp in tps])
 
 
 def _fmt_tps(tps) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyspark.sql.datasource import DataSource
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
 from spark_kwire.spark.options import KwireOptionError, ReadOptions, WriteOptions
@@ -28,6 +28,9 @@ class KwireDataSource(DataSource):
             from spark_kwire.spark.metadata import metadata_schema
 
             return metadata_schema(self._metadata_table())
+        # Spark asks for the schema when the DataFrame is defined (load()), as Spark's kafka source checks its
+        # options then; whether it is a batch or a stream is known only later, so check what both refuse.
+        ReadOptions.parse(self.options, streaming=None)
         return read_schema(self._include_headers())
 
     def _check_schema(self, schema: StructType) -> None:
@@ -52,10 +55,15 @@ class KwireDataSource(DataSource):
     def streamReader(self, schema: StructType):
         from spark_kwire.spark.stream import KwireStreamReader
 
-        self._check_schema(schema)
-        return KwireStreamReader(ReadOptions.parse(self.options, streaming=True))
+        try:
+            self._check_schema(schema)
+            return KwireStreamReader(ReadOptions.parse(self.options, streaming=True))
+        except KwireOptionError as e:
+            # Raised here, some Spark releases report an UnboundLocalError instead; raised by the reader's
+            # first call, the query fails with this message on every release.
+            return RefusedStreamReader(e)
 
-    def _write_options(self, schema: StructType, overwrite: bool) -> WriteOptions:
+    def _write_options(self, schema: StructType, overwrite: bool, *, streaming: bool) -> WriteOptions:
         from spark_kwire.spark.writer import validate_write_schema
 
         if overwrite:
@@ -63,16 +71,32 @@ class KwireDataSource(DataSource):
                 "Save mode 'overwrite' is not allowed for Kafka: records cannot be replaced. "
                 "Use .mode('append') (Spark offers Python data sources no other mode that fits Kafka)."
             )
-        options = WriteOptions.parse(self.options)
+        options = WriteOptions.parse(self.options, streaming=streaming)
         validate_write_schema(schema, options)
         return options
 
     def writer(self, schema: StructType, overwrite: bool):
         from spark_kwire.spark.writer import KwireBatchWriter
 
-        return KwireBatchWriter(self._write_options(schema, overwrite))
+        return KwireBatchWriter(self._write_options(schema, overwrite, streaming=False))
 
     def streamWriter(self, schema: StructType, overwrite: bool):
         from spark_kwire.spark.writer import KwireStreamWriter
 
-        return KwireStreamWriter(self._write_options(schema, overwrite))
+        return KwireStreamWriter(self._write_options(schema, overwrite, streaming=True))
+
+
+class RefusedStreamReader(DataSourceStreamReader):
+    """Stands in for a stream reader whose options were refused: the query's first call to it fails with
+    the refusal (e.g. option 'metadata' on readStream: the metadata tables are batch-only)."""
+
+    def __init__(self, error: KwireOptionError) -> None:
+        self.error = error
+
+    def _refuse(self, *_args, **_kwargs):
+        raise KwireOptionError(str(self.error))
+
+    initialOffset = latestOffset = partitions = read = commit = _refuse
+
+    def stop(self) -> None:
+        pass

@@ -41,7 +41,7 @@ from spark_kwire.client.errors import UnknownTopicError
 from spark_kwire.protocol.errors import KwireError
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.planner import (
-    DataLossError, OffsetRange, TopicPartition, resolve_bound, resolve_topic_partitions, split_ranges,
+    DataLossError, OffsetRange, TopicPartition, calculate_ranges, resolve_bound, resolve_topic_partitions,
 )
 from spark_kwire.spark.reader import read_range, shared_client
 
@@ -291,8 +291,9 @@ class KwireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     "'failOnDataLoss' to 'false'."
                 )
             log.warning("kwire: %s Continuing (failOnDataLoss=false).", message)
-        return split_ranges(ranges, min_partitions=self.options.min_partitions,
-                            max_records=self.options.max_records_per_partition)
+        # Spark's micro-batches cut resolved ranges with KafkaOffsetRangeCalculator alone (empty ones dropped).
+        return calculate_ranges(ranges, min_partitions=self.options.min_partitions,
+                                max_records=self.options.max_records_per_partition)
 
     def read(self, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
         return read_range(self.options.kafka, partition, include_headers=self.options.include_headers,

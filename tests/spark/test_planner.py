@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from spark_kwire.spark.planner import DataLossError, OffsetRange, check_data_loss, split_ranges
+from spark_kwire.spark.planner import DataLossError, OffsetRange, calculate_ranges, check_data_loss, split_ranges
 from spark_kwire.spark.stream import from_json_offsets, rate_limit, to_json_offsets
 from tests.spark.spark_oracle import spark_offset_ranges, spark_rate_limit
 
@@ -17,13 +17,20 @@ _ORACLE = settings(max_examples=300, deadline=None, suppress_health_check=[Healt
 
 
 def kwire_ranges(ranges, *, min_partitions, max_records):
-    out = split_ranges([OffsetRange(*r) for r in ranges], min_partitions=min_partitions, max_records=max_records)
+    out = calculate_ranges([OffsetRange(*r) for r in ranges], min_partitions=min_partitions, max_records=max_records)
     return [(r.topic, r.partition, r.start, r.end) for r in out]
 
 
-def test_one_spark_partition_per_topic_partition_by_default():
+def test_one_spark_partition_per_topic_partition_unless_cut_as_spark_decides():
     ranges = [OffsetRange("t", 0, 0, 100), OffsetRange("t", 1, 5, 5), OffsetRange("t", 2, 10, 20)]
-    assert split_ranges(ranges, min_partitions=None, max_records=None) == [ranges[0], ranges[2]]
+    # Spark's source keeps an empty topic-partition as a Spark partition when it cuts nothing...
+    assert split_ranges(ranges, min_partitions=None, max_records=None) == ranges
+    assert split_ranges(ranges, min_partitions=3, max_records=100) == ranges  # 3 partitions, empty one counted
+    # Spark compares maxRecordsPerPartition with the sizes as the options give them: earliest (-2) to latest (-1) is 1.
+    assert split_ranges(ranges, min_partitions=None, max_records=99, sizes_as_given=[1, 1, 1]) == ranges
+    # ... and cuts (dropping empty ranges) when minPartitions exceeds them all or a range exceeds the maximum.
+    assert len(split_ranges(ranges, min_partitions=4, max_records=None)) == 4
+    assert len(split_ranges(ranges, min_partitions=None, max_records=99)) == 3
 
 
 @pytest.mark.parametrize("sizes, min_partitions, max_records", [
