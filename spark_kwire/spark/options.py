@@ -93,6 +93,8 @@ _UNSUPPORTED_KAFKA_WRITE = {
     "value.serializer": "values are written as bytes; give a binary or string 'value' column",
     "interceptor.classes": "Java producer interceptors do not exist in kwire, which speaks the protocol itself",
     "transactional.id": "kwire's sink does not write transactions",
+    "partitioner.class": "kwire partitions as the Java client's default partitioner does (murmur2 of the key, rows "
+                         "without a key spread over the partitions); give the rows a 'partition' column to choose",
 }
 
 

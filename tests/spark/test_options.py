@@ -145,6 +145,12 @@ def test_write_options():
 WRITE = {"kafka.bootstrap.servers": "h:1", "topic": "out"}
 
 
+@pytest.mark.parametrize("name", ["kafka.partitioner.class", "kafka.interceptor.classes", "kafka.key.serializer"])
+def test_java_classes_a_write_cannot_run_are_refused(name):
+    with pytest.raises(KwireOptionError, match=f"Kafka option '{name}' is not supported"):
+        WriteOptions.parse({**WRITE, name: "org.apache.kafka.clients.producer.RoundRobinPartitioner"})
+
+
 def test_include_headers_on_a_write_is_refused_saying_the_headers_column_decides():
     for streaming in (False, True):
         with pytest.raises(KwireOptionError, match="'includeHeaders' does not apply.*headers of its 'headers' column"):
