@@ -361,12 +361,12 @@ class ReadOptions:
         says which of the two it will be, so that most mistakes fail there, as with Spark's source."""
         opts = {k.lower(): v for k, v in options.items()}
         if streaming is None:
-            known, misplaced, what = sorted(set(BATCH_READ_OPTIONS) | set(STREAM_READ_OPTIONS)), _NOT_FOR_READS, "a kwire read"
+            known, misplaced, what = sorted(set(BATCH_READ_OPTIONS) | set(STREAM_READ_OPTIONS)), _NOT_FOR_READS, "read"
         elif streaming:
-            known, misplaced, what = STREAM_READ_OPTIONS, {**_NOT_FOR_READS, **_NOT_FOR_STREAM_READS}, "a kwire streaming read"
+            known, misplaced, what = STREAM_READ_OPTIONS, {**_NOT_FOR_READS, **_NOT_FOR_STREAM_READS}, "streaming read"
         else:
-            known, misplaced, what = BATCH_READ_OPTIONS, {**_NOT_FOR_READS, **_NOT_FOR_BATCH_READS}, "a kwire batch read"
-        _reject_unknown(opts, known, what, misplaced)
+            known, misplaced, what = BATCH_READ_OPTIONS, {**_NOT_FOR_READS, **_NOT_FOR_BATCH_READS}, "batch read"
+        _reject_unknown(opts, known, f"a kwire {what}", misplaced)
         kafka = kafka_params(opts)
         # kwire's own bound on how far compressed batches may inflate (no Kafka property says it)
         max_inflated = parse_positive_int(opts, "maxDecompressedBytes")
@@ -454,7 +454,8 @@ class WriteOptions:
     def parse(cls, options: Mapping[str, str], *, streaming: bool = False) -> "WriteOptions":
         opts = {k.lower(): v for k, v in options.items()}
         if streaming:
-            _reject_unknown(opts, WRITE_OPTIONS, "a kwire streaming write", _NOT_FOR_WRITES, _SPARK_INJECTED_STREAM_WRITE)
+            _reject_unknown(opts, WRITE_OPTIONS, "a kwire streaming write", _NOT_FOR_WRITES,
+                            tolerated=_SPARK_INJECTED_STREAM_WRITE)
         else:
             _reject_unknown(opts, WRITE_OPTIONS, "a kwire write", {**_NOT_FOR_WRITES, **_NOT_FOR_BATCH_WRITES})
         kafka = kafka_params(opts, for_write=True)
