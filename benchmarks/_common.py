@@ -17,6 +17,30 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 
+def print_machine() -> None:
+    """What the figures below were measured on: the command, the machine, the versions and how busy it was."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "?")
+        with open("/proc/meminfo") as f:
+            memory = f.readline().split()[1]
+        memory = f"{int(memory) / 2**20:.0f} GiB"
+    except OSError:
+        cpu, memory = platform.processor() or "?", "?"
+    versions = []
+    for module in ("pyspark", "pyarrow", "numba", "confluent_kafka"):
+        try:
+            versions.append(f"{module} {__import__(module).__version__}")
+        except Exception:  # noqa: BLE001 - a missing module is worth reporting, not failing for
+            versions.append(f"{module} absent")
+    print(f"command: python {' '.join(sys.argv)}")
+    print(f"date: {time.strftime('%Y-%m-%d %H:%M %Z')}; machine: {os.cpu_count()} cores ({cpu}), {memory}, "
+          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(f"python {platform.python_version()}; {'; '.join(versions)}", flush=True)
+
+
 def parse_args(description: str, default_records: int) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--records", type=int, default=default_records)

@@ -1,9 +1,18 @@
-"""Producing to a topic: kwire's Producer (Arrow columns in, idempotent, acks=all) vs confluent-kafka (librdkafka).
+"""Producing to a topic: kwire's Producer vs confluent-kafka (librdkafka), like with like, idempotent, acks=all.
 
 Sends N keyed records of 100 B (lz4, 8 partitions, keys partitioned by murmur2 in both) into fresh topics,
-alternating, and prints records/s and the ratio. Each sender waits until everything is acknowledged.
+alternating, each sender warmed by one untimed run first, and prints records/s and the ratios. Each sender
+waits until everything is acknowledged, and every run must leave the same number of records in each
+partition of its topic (asserted). Two comparisons, each starting from the same input on both sides:
+
+* "from Arrow columns": the records arrive as Arrow arrays of 10,000 rows (keys, values), as a Spark
+  task receives them. kwire's Producer takes the arrays; confluent-kafka gets each record's key and value
+  as Python bytes (to_pylist) and produce() per record.
+* "from Python bytes": the records arrive as Python lists of bytes. confluent-kafka takes them as they are;
+  kwire builds Arrow arrays of 10,000 rows from them (pa.array) before send_batch.
+
 kwire sends what it has encoded in the background while it encodes more; the variant "kwire, flush
-in line" hands each full buffer over synchronously instead (how kwire worked before), to show what the
+in line" (from Arrow columns) hands each full buffer over synchronously instead, to show what the
 overlap is worth. ``--delay-ms D`` puts a loopback proxy in front of the broker that holds every response
 for up to D ms, as a broker across a network would.
 
@@ -18,7 +27,7 @@ import statistics
 import sys
 import time
 
-from _common import report
+from _common import print_machine, report
 
 CHUNK = 10_000  # rows per Arrow batch handed to kwire, as a Spark task receives them
 
@@ -53,6 +62,7 @@ def cluster(args):
 
 
 def data(args):
+    """The same records as Python lists of bytes and as Arrow chunks."""
     import pyarrow as pa
 
     pad = b"x" * max(0, args.record_size - 12)
@@ -61,6 +71,20 @@ def data(args):
     chunks = [(pa.array(values[s:s + CHUNK], pa.binary()), pa.array(keys[s:s + CHUNK], pa.binary()))
               for s in range(0, args.records, CHUNK)]
     return keys, values, chunks
+
+
+def python_lists_to_chunks(keys, values):
+    """kwire's input built from Python lists, inside the timing of "from Python bytes"."""
+    import pyarrow as pa
+
+    for s in range(0, len(values), CHUNK):
+        yield pa.array(values[s:s + CHUNK], pa.binary()), pa.array(keys[s:s + CHUNK], pa.binary())
+
+
+def chunks_to_python(chunks):
+    """confluent-kafka's input taken from Arrow chunks, inside the timing of "from Arrow columns"."""
+    for values, keys in chunks:
+        yield from zip(keys.to_pylist(), values.to_pylist())
 
 
 def produce_kwire(bootstrap, topic, chunks, args, *, in_line: bool) -> int:
@@ -81,7 +105,8 @@ def produce_kwire(bootstrap, topic, chunks, args, *, in_line: bool) -> int:
     return sum(a.records for a in acks.values())
 
 
-def produce_librdkafka(bootstrap, topic, keys, values, args) -> int:
+def produce_librdkafka(bootstrap, topic, records, args) -> int:
+    """``records``: an iterable of (key, value) bytes."""
     from confluent_kafka import Producer
 
     delivered = [0]
@@ -94,7 +119,7 @@ def produce_librdkafka(bootstrap, topic, keys, values, args) -> int:
                          "enable.idempotence": True, "linger.ms": 20, "batch.size": 1_000_000,
                          "queue.buffering.max.messages": 1_000_000, "partitioner": "murmur2_random"})
     produce = producer.produce
-    for key, value in zip(keys, values):
+    for key, value in records:
         while True:
             try:
                 produce(topic, value=value, key=key, on_delivery=on_delivery)
@@ -107,12 +132,14 @@ def produce_librdkafka(bootstrap, topic, keys, values, args) -> int:
 
 def main() -> None:
     args = parse_args()
+    print_machine()
     from spark_kwire import admin
     from spark_kwire.protocol.records import warm_up
 
     warm_up()
     keys, values, chunks = data(args)
     counter = iter(range(10_000))
+    layouts: dict = {}  # records per partition of each sender's topics: the same for all
     with cluster(args) as (setup, bootstrap):
         def run(name, send):
             topic = f"bench-produce-{next(counter)}"
@@ -121,24 +148,42 @@ def main() -> None:
             acknowledged = send(bootstrap, topic)
             seconds = time.perf_counter() - started
             assert acknowledged == args.records, (name, acknowledged)
-            assert sum(admin.latest_offsets(setup, topic).values()) == args.records, name
+            per_partition = admin.latest_offsets(setup, topic)
+            assert sum(per_partition.values()) == args.records, name
+            layouts.setdefault(name, per_partition)
+            assert per_partition == layouts[name], (name, per_partition, layouts[name])
             return seconds
 
-        senders = {
-            "confluent-kafka": lambda b, t: produce_librdkafka(b, t, keys, values, args),
-            "kwire, flush in line": lambda b, t: produce_kwire(b, t, chunks, args, in_line=True),
-            "kwire": lambda b, t: produce_kwire(b, t, chunks, args, in_line=False),
+        comparisons = {
+            "from Arrow columns": {
+                "confluent-kafka": lambda b, t: produce_librdkafka(b, t, chunks_to_python(chunks), args),
+                "kwire, flush in line": lambda b, t: produce_kwire(b, t, chunks, args, in_line=True),
+                "kwire": lambda b, t: produce_kwire(b, t, chunks, args, in_line=False),
+            },
+            "from Python bytes": {
+                "confluent-kafka": lambda b, t: produce_librdkafka(b, t, zip(keys, values), args),
+                "kwire": lambda b, t: produce_kwire(b, t, python_lists_to_chunks(keys, values), args, in_line=False),
+            },
         }
-        seconds = {name: [] for name in senders}
-        for _ in range(args.runs):
+        results = {}
+        for what, senders in comparisons.items():
             for name, send in senders.items():
-                seconds[name].append(run(name, send))
+                run(name, send)  # warm-up, untimed
+            # Keyed records land in the same partitions whoever sends them.
+            assert len({tuple(sorted(layout.items())) for layout in layouts.values()}) == 1, layouts
+            seconds = {name: [] for name in senders}
+            for _ in range(args.runs):
+                for name, send in senders.items():
+                    seconds[name].append(run(name, send))
+            results[what] = seconds
     where = f"through a proxy holding each response up to {args.delay_ms:g} ms" if args.delay_ms else "direct"
-    report(f"Produce {args.records:,} keyed records x {args.record_size} B, {args.partitions} partitions, "
-           f"{args.compression}, acks=all, idempotent, one local broker, {where}", args.records,
-           seconds, "confluent-kafka")
-    overlap = statistics.median(seconds["kwire, flush in line"]) / statistics.median(seconds["kwire"])
-    print(f"  ratio kwire / kwire, flush in line: {overlap:.2f}x")
+    for what, seconds in results.items():
+        report(f"Produce {args.records:,} keyed records x {args.record_size} B, {args.partitions} partitions, "
+               f"{args.compression}, acks=all, idempotent, one local broker, {where}, {what}", args.records,
+               seconds, "confluent-kafka")
+        if "kwire, flush in line" in seconds:
+            overlap = statistics.median(seconds["kwire, flush in line"]) / statistics.median(seconds["kwire"])
+            print(f"  ratio kwire / kwire, flush in line: {overlap:.2f}x")
 
 
 if __name__ == "__main__":

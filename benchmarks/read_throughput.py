@@ -7,7 +7,7 @@ then runs count(*) and sum(length(value)) through both sources, alternating, and
 
 from __future__ import annotations
 
-from _common import broker, parse_args, report, spark_session, timed
+from _common import broker, parse_args, print_machine, report, spark_session, timed
 
 from harness import run_java_tool
 
@@ -26,6 +26,7 @@ def produce(bootstrap: str, topic: str, args) -> None:
 
 def main() -> None:
     args = parse_args(__doc__, 5_000_000)
+    print_machine()
     with broker(args) as bootstrap:
         topic = f"bench-read-{args.records}-{args.partitions}-{args.compression}"
         produce(bootstrap, topic, args)

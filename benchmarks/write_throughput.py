@@ -1,9 +1,10 @@
 """Batch write throughput: kwire vs Spark's built-in `kafka` sink, same rows, same Spark, same run.
 
 Writes N rows of 100 B (keyed) from spark.range through both sinks into fresh 8-partition topics, alternating,
-and prints records/s and the ratio. Then the same rows, read back as a file stream, through kwire's stream sink
-(writeStream, one AvailableNow run) against kwire's batch sink: on Spark 4.0, which has no Arrow stream writer
-class, this is the stream-writer path that differs.
+both warmed by one untimed write first, and prints records/s and the ratio. Every write must leave the same
+number of records in each partition (asserted). Then the same rows, read back as a file stream, through kwire's
+stream sink (writeStream, one AvailableNow run) against kwire's batch sink: on Spark 4.0, which has no Arrow
+stream writer class, this is the stream-writer path that differs.
     python benchmarks/write_throughput.py [--records 5000000] [--runs 3] [--bootstrap host:port]
 """
 
@@ -11,11 +12,12 @@ from __future__ import annotations
 
 import tempfile
 
-from _common import broker, parse_args, report, spark_session, timed
+from _common import broker, parse_args, print_machine, report, spark_session, timed
 
 
 def main() -> None:
     args = parse_args(__doc__, 5_000_000)
+    print_machine()
     from pyspark.sql import functions as F
 
     from spark_kwire import admin
@@ -38,7 +40,12 @@ def main() -> None:
              .option("kafka.batch.size", "1048576").mode("append").save())
             latest = admin.latest_offsets(bootstrap, topic)
             assert sum(latest.values()) == args.records, (fmt, sum(latest.values()))
+            # Keyed rows land in the same partitions whichever sink writes them.
+            layouts.setdefault("first", latest)
+            assert latest == layouts["first"], (fmt, latest, layouts["first"])
 
+        layouts: dict = {}
+        run("kwire"), run("kafka")  # warm-up, untimed: JIT, numba cache, Python workers, producers
         seconds = {"kafka (Spark built-in)": [], "kwire": []}
         for _ in range(args.runs):
             seconds["kafka (Spark built-in)"].append(timed(lambda: run("kafka")))

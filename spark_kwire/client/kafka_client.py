@@ -168,11 +168,11 @@ class KafkaClient:
         return info.address if info is not None else None
 
     def _metadata_request(self, conn: BrokerConnection, topics: list[str] | None,
-                          deadline: float | None = None) -> dict:
+                          deadline: float | None = None, allow_auto_topic_creation: bool = False) -> dict:
         version = conn.version_for(m.METADATA)
         body = {
             "topics": None if topics is None else [{"name": t} for t in topics],
-            "allow_auto_topic_creation": False,
+            "allow_auto_topic_creation": allow_auto_topic_creation,
             "include_cluster_authorized_operations": False,
             "include_topic_authorized_operations": False,
         }
@@ -181,11 +181,14 @@ class KafkaClient:
             timeout_ms = max(1, min(self.config.request_timeout_ms, int((deadline - time.monotonic()) * 1000)))
         return conn.request(m.METADATA, body, version, timeout_ms=timeout_ms)
 
-    def refresh_metadata(self, topics: Iterable[str] | None = None, *, deadline: float | None = None) -> set[str]:
+    def refresh_metadata(self, topics: Iterable[str] | None = None, *, deadline: float | None = None,
+                         allow_auto_topic_creation: bool = False) -> set[str]:
         """Fetch metadata for ``topics`` (``None``: every topic; ``[]``: brokers only).
 
         Retries connection errors within request.timeout.ms (and by ``deadline``, a ``time.monotonic()``
-        value, when given). Returns the requested topics that do not exist.
+        value, when given). Returns the requested topics that do not exist. With
+        ``allow_auto_topic_creation`` (writers only, as the Java producer), a broker with
+        auto.create.topics.enable creates missing topics; they then show up without partitions until ready.
         """
         requested = None if topics is None else sorted(set(topics))
         budget_ms = None
@@ -200,7 +203,7 @@ class KafkaClient:
                     conn = self.any_connection(deadline)
                 else:
                     conn = self._bootstrap_connection(deadline)
-                body = self._metadata_request(conn, requested, deadline)
+                body = self._metadata_request(conn, requested, deadline, allow_auto_topic_creation)
                 break
             except KwireError as exc:
                 budget.failed(exc)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -19,23 +20,63 @@ from spark_kwire.spark.errors import KwireOptionError
 EARLIEST = -2
 LATEST = -1
 
+log = logging.getLogger("spark_kwire")
+
 
 # Documented spelling of every non-`kafka.` option, by use.
-_COMMON = [
+_READ_COMMON = [
     "subscribe", "subscribePattern", "assign", "failOnDataLoss", "includeHeaders", "minPartitions",
     "startingOffsets", "startingOffsetsByTimestamp", "startingTimestamp", "startingOffsetsByTimestampStrategy",
     "maxRecordsPerPartition", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs",
-    "groupIdPrefix", "metadata", "groups", "groupPattern", "maxDecompressedBytes",
+    "groupIdPrefix", "maxDecompressedBytes",
 ]
-BATCH_READ_OPTIONS = _COMMON + ["endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"]
-STREAM_READ_OPTIONS = _COMMON + [
-    "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "commitOffsetsToGroup",
-    "startingOffsetsGroup",
-]
-WRITE_OPTIONS = ["topic", "includeHeaders", "checkpointLocation"]
-# Options Spark itself may put into a source's option map: in batch reads, and also in streams.
-_SPARK_INJECTED_BATCH = {"path", "paths"}
-_SPARK_INJECTED = _SPARK_INJECTED_BATCH | {"checkpointlocation", "queryname"}
+# Accepted by batch reads and ignored with a warning, as Spark's source does (a stream's options can be reused).
+_STREAM_ONLY_IGNORED_IN_BATCH = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"]
+BATCH_READ_OPTIONS = _READ_COMMON + ["endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"] + \
+    _STREAM_ONLY_IGNORED_IN_BATCH
+STREAM_READ_OPTIONS = _READ_COMMON + _STREAM_ONLY_IGNORED_IN_BATCH + ["commitOffsetsToGroup", "startingOffsetsGroup"]
+WRITE_OPTIONS = ["topic"]
+# What Spark itself puts into a stream writer's options (a reader's and a batch writer's get none).
+_SPARK_INJECTED_STREAM_WRITE = {"checkpointlocation", "queryname"}
+
+# Options given where they have no effect: refused, saying where they belong. (Spark's source ignores most of
+# these silently; kwire refuses options it would not use, so that none is accepted and ignored.)
+_NOT_FOR_READS = {
+    "topic": "it names the topic of a write; a read names its topics with 'subscribe', 'subscribePattern' or 'assign'",
+    "groups": "it selects consumer groups for the metadata tables 'groups' and 'group_offsets' (option 'metadata'); "
+              "an ordinary read does not use consumer groups",
+    "grouppattern": "it selects consumer groups for the metadata tables 'groups' and 'group_offsets' (option "
+                    "'metadata'); an ordinary read does not use consumer groups",
+    "path": "kwire reads take no path: name the topics with 'subscribe', 'subscribePattern' or 'assign'",
+    "paths": "kwire reads take no path: name the topics with 'subscribe', 'subscribePattern' or 'assign'",
+    "checkpointlocation": "it belongs on writeStream, where Spark keeps the query's offsets",
+    "queryname": "it belongs on writeStream",
+}
+_NOT_FOR_BATCH_READS = {
+    "commitoffsetstogroup": "it applies to streaming reads (readStream) only",
+    "startingoffsetsgroup": "it applies to streaming reads (readStream) only",
+}
+_NOT_FOR_STREAM_READS = {
+    "metadata": "the metadata tables (topics, partitions, groups, group_offsets) are batch-only snapshots of the "
+                "cluster: read them with spark.read, e.g. inside foreachBatch or on a schedule",
+    "endingoffsets": "a stream has no end",
+    "endingoffsetsbytimestamp": "a stream has no end",
+    "endingtimestamp": "a stream has no end",
+}
+_NOT_FOR_WRITES = {
+    "includeheaders": "it applies to reads; a write sends the headers of its 'headers' column whenever it has one",
+    "path": "kwire writes take no path: set the 'topic' option or give the rows a 'topic' column",
+    "paths": "kwire writes take no path: set the 'topic' option or give the rows a 'topic' column",
+    **{name.lower(): "it is a read option; a write names its topic with the 'topic' option or a 'topic' column"
+       for name in set(BATCH_READ_OPTIONS + STREAM_READ_OPTIONS + ["metadata", "groups", "groupPattern"])
+       if name.lower() not in ("includeheaders",)},
+}
+_DOCUMENTED = {k.lower(): k for k in BATCH_READ_OPTIONS + STREAM_READ_OPTIONS + WRITE_OPTIONS + [
+    "metadata", "groups", "groupPattern", "path", "paths", "checkpointLocation", "queryName"]}
+_NOT_FOR_BATCH_WRITES = {
+    "checkpointlocation": "it applies to writeStream only; a batch write keeps no checkpoint",
+    "queryname": "it applies to writeStream only",
+}
 
 # kafka.* settings that make no sense for Spark, with the reason given to the user (as Spark's source says).
 _UNSUPPORTED_KAFKA_READ = {
@@ -50,6 +91,8 @@ _UNSUPPORTED_KAFKA_WRITE = {
     "value.serializer": "values are written as bytes; give a binary or string 'value' column",
     "interceptor.classes": "Java producer interceptors do not exist in kwire, which speaks the protocol itself",
     "transactional.id": "kwire's sink does not write transactions",
+    "partitioner.class": "kwire partitions as the Java client's default partitioner does (murmur2 of the key, rows "
+                         "without a key spread over the partitions); give the rows a 'partition' column to choose",
 }
 
 
@@ -57,12 +100,17 @@ def _spelling(keys: list[str]) -> dict[str, str]:
     return {k.lower(): k for k in keys}
 
 
-def _reject_unknown(options: Mapping[str, str], known: list[str], what: str) -> None:
+def _reject_unknown(options: Mapping[str, str], known: list[str], what: str,
+                    misplaced: Mapping[str, str] = {}, tolerated: set[str] = frozenset()) -> None:
+    """Refuse options that `what` does not use: a misplaced one with where it belongs, others with a
+    "did you mean" suggestion and the accepted names."""
     spelled = _spelling(known)
     for key in options:
         k = key.lower()
-        if k.startswith("kafka.") or k in spelled or k in _SPARK_INJECTED:
+        if k.startswith("kafka.") or k in spelled or k in tolerated:
             continue
+        if k in misplaced:
+            raise KwireOptionError(f"Option '{_DOCUMENTED.get(k, key)}' does not apply to {what}: {misplaced[k]}.")
         hint = difflib.get_close_matches(k, list(spelled), n=1, cutoff=0.75)
         suggestion = f" Did you mean '{spelled[hint[0]]}'?" if hint else ""
         raise KwireOptionError(
@@ -113,6 +161,19 @@ def parse_positive_int(options: Mapping[str, str], name: str, default: int | Non
         value = 0
     if value <= 0:
         raise KwireOptionError(f"Option '{name}' must be a positive integer, got {raw!r}.")
+    return value
+
+
+def parse_non_negative_int(options: Mapping[str, str], name: str) -> int | None:
+    raw = options.get(name.lower())
+    if raw is None:
+        return None
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise KwireOptionError(f"Option '{name}' must be a whole number >= 0, got {raw!r}.")
     return value
 
 
@@ -312,14 +373,18 @@ class ReadOptions:
         return self.kafka.get("isolation.level", "read_uncommitted") == "read_committed"
 
     @classmethod
-    def parse(cls, options: Mapping[str, str], *, streaming: bool = False) -> "ReadOptions":
+    def parse(cls, options: Mapping[str, str], *, streaming: bool | None = False) -> "ReadOptions":
+        """Validate and interpret a read's options. `streaming=None` checks only what is wrong for batch and
+        streaming reads alike: the source does that when the DataFrame is defined (load()), before Spark
+        says which of the two it will be, so that most mistakes fail there, as with Spark's source."""
         opts = {k.lower(): v for k, v in options.items()}
-        if streaming:
-            for name in ("endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"):
-                if name.lower() in opts:
-                    raise KwireOptionError(f"Option '{name}' is not valid in streaming queries; a stream has no end.")
-        _reject_unknown(opts, STREAM_READ_OPTIONS if streaming else BATCH_READ_OPTIONS,
-                        "a kwire streaming read" if streaming else "a kwire batch read")
+        if streaming is None:
+            known, misplaced, what = sorted(set(BATCH_READ_OPTIONS) | set(STREAM_READ_OPTIONS)), _NOT_FOR_READS, "read"
+        elif streaming:
+            known, misplaced, what = STREAM_READ_OPTIONS, {**_NOT_FOR_READS, **_NOT_FOR_STREAM_READS}, "streaming read"
+        else:
+            known, misplaced, what = BATCH_READ_OPTIONS, {**_NOT_FOR_READS, **_NOT_FOR_BATCH_READS}, "batch read"
+        _reject_unknown(opts, known, f"a kwire {what}", misplaced)
         kafka = kafka_params(opts)
         # kwire's own bound on how far compressed batches may inflate (no Kafka property says it)
         max_inflated = parse_positive_int(opts, "maxDecompressedBytes")
@@ -330,6 +395,10 @@ class ReadOptions:
         poll_timeout = parse_positive_int(opts, "kafkaConsumer.pollTimeoutMs")
         if poll_timeout is not None and "default.api.timeout.ms" not in kafka:
             kafka["default.api.timeout.ms"] = str(poll_timeout)
+        # Spark's driver retries offset lookups fetchOffset.numRetries times; kwire's retry within
+        # kafka.default.api.timeout.ms instead (README). Their values are still checked, as Spark parses them.
+        parse_non_negative_int(opts, "fetchOffset.numRetries")
+        parse_non_negative_int(opts, "fetchOffset.retryIntervalMs")
         isolation = kafka.get("isolation.level", "read_uncommitted")
         if isolation not in ("read_uncommitted", "read_committed"):
             raise KwireOptionError(
@@ -343,20 +412,37 @@ class ReadOptions:
         commit_group = opts.get("commitoffsetstogroup")
         if commit_group is not None and not commit_group.strip():
             raise KwireOptionError("Option 'commitOffsetsToGroup' must name a consumer group.")
-        delay_raw = opts.get("maxtriggerdelay", "15m")
+        max_offsets = parse_positive_int(opts, "maxOffsetsPerTrigger")
+        min_offsets = parse_positive_int(opts, "minOffsetsPerTrigger")
+        if max_offsets is not None and min_offsets is not None and min_offsets > max_offsets:
+            raise KwireOptionError(
+                f"Option 'minOffsetsPerTrigger' ({min_offsets}) is higher than 'maxOffsetsPerTrigger' ({max_offsets})."
+            )
+        delay_ms = parse_duration_ms(opts.get("maxtriggerdelay", "15m"), "maxTriggerDelay")
+        if streaming is False:
+            for name in _STREAM_ONLY_IGNORED_IN_BATCH:
+                if name.lower() in opts:
+                    log.warning("kwire: option '%s' is ignored in batch queries (as by Spark's kafka source)", name)
+        starting = parse_offset_bound(opts, "starting", default="latest" if streaming is not False else "earliest",
+                                      streaming=streaming is not False)
+        if "startingoffsetsgroup" in opts and starting.kind != "group":
+            raise KwireOptionError(
+                "Option 'startingOffsetsGroup' names the consumer group to start from and is used only with "
+                "startingOffsets='group'."
+            )
         return cls(
             kafka=kafka,
             subscription=parse_subscription(opts),
-            starting=parse_offset_bound(opts, "starting", default="latest" if streaming else "earliest", streaming=streaming),
+            starting=starting,
             ending=None if streaming else parse_offset_bound(opts, "ending", default="latest"),
             fail_on_data_loss=parse_bool(opts, "failOnDataLoss", True),
             include_headers=parse_bool(opts, "includeHeaders", False),
             min_partitions=parse_positive_int(opts, "minPartitions"),
             max_records_per_partition=parse_positive_int(opts, "maxRecordsPerPartition"),
             timestamp_strategy=strategy,
-            max_offsets_per_trigger=parse_positive_int(opts, "maxOffsetsPerTrigger"),
-            min_offsets_per_trigger=parse_positive_int(opts, "minOffsetsPerTrigger"),
-            max_trigger_delay_ms=parse_duration_ms(delay_raw, "maxTriggerDelay"),
+            max_offsets_per_trigger=max_offsets,
+            min_offsets_per_trigger=min_offsets,
+            max_trigger_delay_ms=delay_ms,
             commit_group=commit_group.strip() if commit_group else None,
         )
 
@@ -383,9 +469,13 @@ class WriteOptions:
     topic: str | None
 
     @classmethod
-    def parse(cls, options: Mapping[str, str]) -> "WriteOptions":
+    def parse(cls, options: Mapping[str, str], *, streaming: bool = False) -> "WriteOptions":
         opts = {k.lower(): v for k, v in options.items()}
-        _reject_unknown(opts, WRITE_OPTIONS, "a kwire write")
+        if streaming:
+            _reject_unknown(opts, WRITE_OPTIONS, "a kwire streaming write", _NOT_FOR_WRITES,
+                            tolerated=_SPARK_INJECTED_STREAM_WRITE)
+        else:
+            _reject_unknown(opts, WRITE_OPTIONS, "a kwire write", {**_NOT_FOR_WRITES, **_NOT_FOR_BATCH_WRITES})
         kafka = kafka_params(opts, for_write=True)
         topic = opts.get("topic")
         if topic is not None and not topic.strip():
@@ -435,7 +525,7 @@ def parse_metadata_options(table: str, options: Mapping[str, str]) -> tuple[str,
     table = metadata_table_name(table)
     opts = {str(k).lower(): v for k, v in options.items()}
     for key in opts:
-        if key.startswith("kafka.") or key in _SPARK_INJECTED_BATCH or key == "metadata" or key in _APPLIES[table]:
+        if key.startswith("kafka.") or key == "metadata" or key in _APPLIES[table]:
             continue
         if key in _METADATA_OPTION_NAMES:
             usable = ", ".join(t for t in TABLES if key in _APPLIES[t])

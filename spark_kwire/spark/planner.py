@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
@@ -146,8 +147,19 @@ def lookup_offsets_by_timestamp(client, wanted: dict[TopicPartition, int], isola
 
 
 def check_data_loss(start: dict, end: dict, earliest: dict, latest: dict, *, fail_on_data_loss: bool) -> tuple[dict, dict]:
-    """Apply failOnDataLoss to offsets outside [log start, log end]; returns adjusted (start, end)."""
+    """Apply failOnDataLoss to offsets outside [log start, log end]; returns adjusted (start, end).
+
+    A starting offset past the ending one is an error whatever failOnDataLoss says, as in Spark's source
+    (it asserts the two before reading): the bounds contradict each other."""
     start, end = dict(start), dict(end)
+    backwards = sorted(tp for tp in start if start[tp] > end[tp])
+    if backwards:
+        detail = "; ".join(f"{t}-{p}: {start[(t, p)]} > {end[(t, p)]}" for t, p in backwards[:5])
+        raise KwireOptionError(
+            f"The starting offset is after the ending offset in {detail}. The starting offsets or timestamps "
+            "lie past the ending ones (or past the latest offset when the read ends at 'latest'); no setting of "
+            "failOnDataLoss reads such a range."
+        )
     for tp in list(start):
         problems = []
         if start[tp] < earliest[tp]:
@@ -159,8 +171,7 @@ def check_data_loss(start: dict, end: dict, earliest: dict, latest: dict, *, fai
         if end[tp] > latest[tp]:
             problems.append(f"ending offset {end[tp]} is above the latest offset {latest[tp]}")
             end[tp] = latest[tp]
-        if start[tp] > end[tp]:
-            problems.append(f"starting offset {start[tp]} is after the ending offset {end[tp]}")
+        if start[tp] > end[tp]:  # both moved into the log's bounds: what the range held was deleted
             start[tp] = end[tp]
         if problems:
             where = f"{tp[0]}-{tp[1]}"
@@ -173,30 +184,88 @@ def check_data_loss(start: dict, end: dict, earliest: dict, latest: dict, *, fai
     return start, end
 
 
-def split_ranges(ranges: list[OffsetRange], *, min_partitions: int | None, max_records: int | None) -> list[OffsetRange]:
-    """Cut ranges so that there are at least `min_partitions` of them (large ranges are cut proportionally
-    to their size, as Spark's KafkaOffsetRangeCalculator does) and none holds more than `max_records`."""
+def split_ranges(ranges: list[OffsetRange], *, min_partitions: int | None, max_records: int | None,
+                 sizes_as_given: list[int] | None = None) -> list[OffsetRange]:
+    """The Spark partitions of a batch read of `ranges` (one per topic-partition), as Spark's kafka source
+    (4.0) makes them.
+
+    Ranges are cut only when `min_partitions` exceeds the number of topic-partitions (empty ones counted)
+    or a range is larger than `max_records`; they are then cut by `calculate_ranges`, which drops empty
+    ones. Otherwise each topic-partition is one Spark partition, an empty one too. Spark compares
+    `max_records` with the ranges as the options give them, before 'earliest' (-2) and 'latest' (-1) are
+    resolved: `sizes_as_given` (see `sizes_as_spark_compares_them`), so that a read from earliest to
+    latest is cut by maxRecordsPerPartition only along with minPartitions, exactly as with Spark."""
+    given = sizes_as_given if sizes_as_given is not None else [r.size for r in ranges]
+    if (min_partitions and min_partitions > len(ranges)) or (max_records and any(s > max_records for s in given)):
+        return calculate_ranges(ranges, min_partitions=min_partitions, max_records=max_records)
+    if max_records and any(r.size > max_records for r in ranges):
+        log.warning("kwire: maxRecordsPerPartition=%d cuts nothing here: as Spark's kafka source, a batch read "
+                    "compares it with the offsets as given ('earliest' is -2, 'latest' -1), not with the "
+                    "records in the topic; set minPartitions or numeric offsets to cut the read", max_records)
+    return list(ranges)
+
+
+def sizes_as_spark_compares_them(tps: list[TopicPartition], options: ReadOptions, start: dict,
+                                 end: dict) -> list[int]:
+    """end - start of each topic-partition with 'earliest'/'latest' left as Spark's batch planner leaves
+    them when it decides whether to cut: -2 and -1. Offsets found from timestamps are resolved ones."""
+    def given(bound: OffsetBound, resolved: dict, default: int) -> dict:
+        if bound.kind == "earliest":
+            return {tp: EARLIEST for tp in tps}
+        if bound.kind == "latest":
+            return {tp: LATEST for tp in tps}
+        if bound.kind == "offsets":
+            return {tp: bound.offset_map.get(tp, default) for tp in tps}
+        return {tp: resolved[tp] for tp in tps}
+
+    starts, ends = given(options.starting, start, EARLIEST), given(options.ending, end, LATEST)
+    return [ends[tp] - starts[tp] for tp in tps]
+
+
+def calculate_ranges(ranges: list[OffsetRange], *, min_partitions: int | None,
+                     max_records: int | None) -> list[OffsetRange]:
+    """Cut offset ranges by the rules of Spark's KafkaOffsetRangeCalculator.getRanges (4.0).
+
+    Empty ranges are dropped. With `max_records`, every range is first cut into ceil(size / max_records)
+    pieces. Then, when there are fewer pieces than `min_partitions`, each piece gets a share of
+    `min_partitions` proportional to its size, rounded half up: pieces whose share is 1 stay whole (and so
+    do the other pieces of their topic-partition), and the rest share what is left of `min_partitions`
+    in proportion to their sizes. A piece cut in n parts gets parts of floor(remaining / parts left), so
+    the last parts take the round-off. The arithmetic is done in doubles, as Spark does it."""
     ranges = [r for r in ranges if r.size > 0]
-    if min_partitions and len(ranges) < min_partitions:
-        total = sum(r.size for r in ranges)
-        result = []
-        for r in ranges:
-            parts = max(1, round(min_partitions * r.size / total)) if total else 1
-            result.extend(_cut(r, parts))
-        ranges = result
     if max_records:
-        ranges = [piece for r in ranges for piece in _cut(r, -(-r.size // max_records))]
-    return ranges
+        ranges = [piece for r in ranges for piece in _divide(r, math.ceil(float(r.size) / float(max_records)))]
+    if not min_partitions or len(ranges) >= min_partitions:
+        return ranges
+    total = sum(r.size for r in ranges)
+    whole = [r for r in ranges if _share(r.size, total, min_partitions) == 1]
+    kept_whole = {(r.topic, r.partition) for r in whole}
+    rest_total = total - sum(r.size for r in whole)
+    rest_partitions = max(min_partitions - len(whole), 1)
+    result = []
+    for r in ranges:
+        parts = 1 if (r.topic, r.partition) in kept_whole else _share(r.size, rest_total, rest_partitions)
+        result.extend(_divide(r, parts))
+    return result
 
 
-def _cut(r: OffsetRange, parts: int) -> list[OffsetRange]:
-    parts = max(1, min(parts, r.size))
-    step, extra = divmod(r.size, parts)
-    pieces, begin = [], r.start
-    for i in range(parts):
-        stop = begin + step + (1 if i < extra else 0)
-        pieces.append(OffsetRange(r.topic, r.partition, begin, stop))
-        begin = stop
+def _share(size: int, total: int, partitions: int) -> int:
+    """Spark's part count: max(1, Math.round(size / total * partitions)), in doubles, halves rounded up."""
+    exact = float(size) / float(total) * partitions
+    below = math.floor(exact)
+    return max(1, below + 1 if exact - below >= 0.5 else below)
+
+
+def _divide(r: OffsetRange, parts: int) -> list[OffsetRange]:
+    """`parts` consecutive pieces of `r`, each floor(remaining / parts left) long; empty pieces dropped."""
+    pieces, begin, remaining = [], r.start, r.size
+    # More parts than offsets leave empty leading parts and ones of length 1: the same as size parts.
+    for left in range(min(parts, remaining), 0, -1):
+        length = remaining // left
+        remaining -= length
+        if length > 0:
+            pieces.append(OffsetRange(r.topic, r.partition, begin, begin + length))
+            begin += length
     return pieces
 
 
@@ -212,8 +281,10 @@ def plan_batch(client, options: ReadOptions, *, narrow=None) -> list[OffsetRange
                           strategy=options.timestamp_strategy, earliest=earliest, latest=latest)
     end = resolve_bound(client, tps, options.ending, side="ending", read_committed=options.read_committed,
                         earliest=earliest, latest=latest)
+    given = dict(zip(tps, sizes_as_spark_compares_them(tps, options, start, end)))
     start, end = check_data_loss(start, end, earliest, latest, fail_on_data_loss=options.fail_on_data_loss)
     if narrow is not None:
         tps, start, end = narrow(tps, start, end)
     ranges = [OffsetRange(t, p, start[(t, p)], end[(t, p)]) for t, p in tps]
-    return split_ranges(ranges, min_partitions=options.min_partitions, max_records=options.max_records_per_partition)
+    return split_ranges(ranges, min_partitions=options.min_partitions, max_records=options.max_records_per_partition,
+                        sizes_as_given=[given[tp] for tp in tps])

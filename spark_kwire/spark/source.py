@@ -28,13 +28,14 @@ class RefusingStreamReader(DataSourceStreamReader):
     def __init__(self, error: Exception) -> None:
         self.error = error
 
-    def _refuse(self, *args):
+    def _refuse(self, *_args, **_kwargs):
         raise self.error
 
-    initialOffset = latestOffset = partitions = getDefaultReadLimit = prepareForTriggerAvailableNow = _refuse
+    initialOffset = latestOffset = partitions = read = commit = _refuse
+    getDefaultReadLimit = prepareForTriggerAvailableNow = _refuse
 
-    def read(self, partition):
-        raise self.error
+    def stop(self) -> None:
+        pass
 
 
 class KwireDataSource(DataSource):
@@ -56,6 +57,9 @@ class KwireDataSource(DataSource):
             from spark_kwire.spark.metadata import metadata_schema
 
             return metadata_schema(self._metadata_table())
+        # Spark asks for the schema when the DataFrame is defined (load()), as Spark's kafka source checks its
+        # options then; whether it is a batch or a stream is known only later, so check what both refuse.
+        ReadOptions.parse(self.options, streaming=None)
         return read_schema(self._include_headers())
 
     def _check_schema(self, schema: StructType) -> None:
@@ -87,7 +91,7 @@ class KwireDataSource(DataSource):
             return RefusingStreamReader(error)
         return stream_reader_class()(options)
 
-    def _write_options(self, schema: StructType, overwrite: bool) -> WriteOptions:
+    def _write_options(self, schema: StructType, overwrite: bool, *, streaming: bool) -> WriteOptions:
         from spark_kwire.spark.writer import validate_write_schema
 
         if overwrite:
@@ -95,16 +99,17 @@ class KwireDataSource(DataSource):
                 "Save mode 'overwrite' is not allowed for Kafka: records cannot be replaced. "
                 "Use .mode('append') (Spark offers Python data sources no other mode that fits Kafka)."
             )
-        options = WriteOptions.parse(self.options)
+        options = WriteOptions.parse(self.options, streaming=streaming)
         validate_write_schema(schema, options)
         return options
 
     def writer(self, schema: StructType, overwrite: bool):
         from spark_kwire.spark.writer import KwireBatchWriter
 
-        return KwireBatchWriter(self._write_options(schema, overwrite))
+        return KwireBatchWriter(self._write_options(schema, overwrite, streaming=False))
 
     def streamWriter(self, schema: StructType, overwrite: bool):
         from spark_kwire.spark.writer import KwireStreamWriter
 
-        return KwireStreamWriter(self._write_options(schema, overwrite))
+        return KwireStreamWriter(self._write_options(schema, overwrite, streaming=True))
+

@@ -29,6 +29,7 @@ How a micro-batch is made, as in Spark's `kafka` source:
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Iterable, Iterator
 
@@ -43,7 +44,7 @@ from spark_kwire.spark.capabilities import READ_LIMIT_API
 from spark_kwire.spark.errors import DataLossError, KwireCommitError
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.planner import (
-    OffsetRange, TopicPartition, format_tps, resolve_bound, resolve_topic_partitions, split_ranges,
+    OffsetRange, TopicPartition, calculate_ranges, format_tps, resolve_bound, resolve_topic_partitions,
 )
 from spark_kwire.spark.reader import read_range
 from spark_kwire.spark.shared_client import shared_client
@@ -65,21 +66,26 @@ def from_json_offsets(data: dict) -> Offsets:
 
 
 def rate_limit(start: Offsets, latest: Offsets, limit: int) -> Offsets:
-    """Advance at most `limit` offsets in total, shared across partitions in proportion to their backlog.
+    """maxOffsetsPerTrigger as Spark's `kafka` source prorates it (KafkaMicroBatchStream.rateLimit).
 
-    Partitions without a backlog (including those whose latest offset went below `start`, which
-    partitions() reports as data loss) get their latest offset, as in Spark's source."""
+    Each partition with a backlog advances by its share of `limit`, limit * backlog / total backlog
+    (in doubles): a share of at least one offset is rounded down, a smaller one up, so that no partition
+    starves. The batch can therefore hold a few offsets more or less than `limit`. Partitions without a
+    backlog (including those whose latest offset went below `start`, which partitions() reports as data
+    loss) get their latest offset."""
     backlog = {tp: latest[tp] - start[tp] for tp in latest if tp in start and latest[tp] > start[tp]}
-    total = sum(backlog.values())
-    if total <= limit:
+    total = float(sum(backlog.values()))
+    if total < 1:
         return dict(latest)
-    shares = {tp: limit * size / total for tp, size in backlog.items()}
-    taken = {tp: int(share) for tp, share in shares.items()}
-    remainder = limit - sum(taken.values())
-    for tp in sorted(shares, key=lambda t: (shares[t] - taken[t], backlog[t], t), reverse=True)[:remainder]:
-        if taken[tp] < backlog[tp]:
-            taken[tp] += 1
-    return {tp: start[tp] + taken[tp] if tp in backlog else latest[tp] for tp in latest}
+    end = {}
+    for tp, last in latest.items():
+        if tp not in backlog:
+            end[tp] = last
+            continue
+        share = float(limit) * (backlog[tp] / total)
+        step = math.ceil(share) if share < 1 else math.floor(share)
+        end[tp] = min(last, start[tp] + step)
+    return end
 
 
 class KwireStreamReaderBase(DataSourceStreamReader):
@@ -195,17 +201,18 @@ class KwireStreamReaderBase(DataSourceStreamReader):
             # Partitions that appeared since the last batch are read from their beginning.
             origin.update(self._offsets(new, "earliest"))
         # Under AvailableNow, waiting for more records would wait for records the query must not read.
-        if min_rows and self.available_now_target is None and self._hold_back(min_rows, origin, latest):
+        if min_rows and self.available_now_target is None and self._hold_back(min_rows, begin, latest):
             return dict(begin)
         return rate_limit(origin, latest, max_rows) if max_rows else latest
 
-    def _hold_back(self, min_rows: int, origin: Offsets, latest: Offsets) -> bool:
-        """minOffsetsPerTrigger / maxTriggerDelay: True to skip this trigger."""
+    def _hold_back(self, min_rows: int, begin: Offsets, latest: Offsets) -> bool:
+        """minOffsetsPerTrigger / maxTriggerDelay: True to skip this trigger. New records are counted as
+        Spark's source counts them: latest minus the batch start, from offset 0 for a new partition."""
         now_ms = time.time() * 1000
         if now_ms - self.last_trigger_ms >= self.options.max_trigger_delay_ms:
             self.last_trigger_ms = now_ms
             return False
-        waiting = sum(max(0, latest[tp] - origin.get(tp, latest[tp])) for tp in latest)
+        waiting = sum(latest[tp] - begin.get(tp, 0) for tp in latest)
         if waiting < min_rows:
             return True
         self.last_trigger_ms = now_ms
@@ -263,8 +270,9 @@ class KwireStreamReaderBase(DataSourceStreamReader):
                     "'failOnDataLoss' to 'false'."
                 )
             log.warning("kwire: %s Continuing (failOnDataLoss=false).", message)
-        return split_ranges(ranges, min_partitions=self.options.min_partitions,
-                            max_records=self.options.max_records_per_partition)
+        # Spark's micro-batches cut resolved ranges with KafkaOffsetRangeCalculator alone (empty ones dropped).
+        return calculate_ranges(ranges, min_partitions=self.options.min_partitions,
+                                max_records=self.options.max_records_per_partition)
 
     def read(self, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
         return read_range(self.options.kafka, partition, include_headers=self.options.include_headers,

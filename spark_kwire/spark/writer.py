@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -11,8 +12,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import datasource as _api
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamWriter, WriterCommitMessage
-from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
+from pyspark.sql.types import ArrayType, BinaryType, DataType, IntegerType, StringType, StructField, StructType
 
+from spark_kwire.client.errors import UnknownTopicError
 from spark_kwire.client.producer import Producer
 from spark_kwire.protocol.records import partition_for_keys
 from spark_kwire.spark.capabilities import ARROW_STREAM_WRITER
@@ -23,47 +25,128 @@ from spark_kwire.spark.shared_client import shared_client
 
 log = logging.getLogger("spark_kwire")
 
-_BINARY_OR_STRING = (BinaryType, StringType)
+# The columns a write uses, with the types Spark's `kafka` sink accepts for them. Like that sink, a column
+# is found by its exact (case-sensitive) name, and any other column is not written.
+_SINK_COLUMNS = ("topic", "key", "value", "headers", "partition")
+_BINARY = BinaryType()
+_STRING = StringType()
+_HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
+_ACCEPTED = {
+    "topic": ([_STRING], "string"),
+    "key": ([_STRING, _BINARY], "string or binary"),
+    "value": ([_STRING, _BINARY], "string or binary"),
+    "headers": ([_HEADERS], "array<struct<key:string,value:binary>>"),
+    "partition": ([IntegerType()], "int"),
+}
+
+
+def same_type_as_spark(actual: DataType, expected: DataType) -> bool:
+    """Spark's DataTypeUtils.sameType under its default case-insensitive analysis: nullability (of
+    fields and of array elements) is ignored, struct field names compare without case, string
+    collations must match."""
+    if isinstance(expected, ArrayType):
+        return isinstance(actual, ArrayType) and same_type_as_spark(actual.elementType, expected.elementType)
+    if isinstance(expected, StructType):
+        return (isinstance(actual, StructType) and len(actual.fields) == len(expected.fields)
+                and all(a.name.lower() == e.name.lower() and same_type_as_spark(a.dataType, e.dataType)
+                        for a, e in zip(actual.fields, expected.fields)))
+    return actual == expected
+
+
+def sink_columns(names: list[str]) -> dict[str, int]:
+    """Position of each column the sink uses: the first column with exactly that name, as Spark's sink."""
+    found: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in _SINK_COLUMNS:
+            found.setdefault(name, i)
+    return found
 
 
 def validate_write_schema(schema: StructType, options: WriteOptions) -> None:
-    """Fail before anything is sent when a column is missing or has a type Spark's sink would refuse."""
-    columns = {f.name.lower(): f for f in schema.fields}
-
-    def check(name: str, accepted: tuple, described: str, required: bool = False) -> None:
-        f = columns.get(name)
-        if f is None:
-            if required:
-                raise KwireOptionError(
-                    f"Required column '{name}' is missing; a kwire write needs a '{name}' column ({described}). "
-                    f"Columns given: {', '.join(schema.fieldNames()) or 'none'}."
-                )
-            return
-        if not isinstance(f.dataType, accepted) or (name == "headers" and f.dataType != _HEADERS):
+    """Fail before anything is sent when a column has a type Spark's sink refuses, or 'value' (or, without the
+    'topic' option, 'topic') is missing. Accepts exactly what Spark's sink accepts."""
+    columns = {name: schema.fields[i] for name, i in sink_columns(schema.fieldNames()).items()}
+    if options.topic is None and "topic" not in columns:
+        raise KwireOptionError(
+            "Required column 'topic' is missing: give the rows a string 'topic' column or set the 'topic' "
+            f"option.{_case_hint(schema, 'topic')} Columns given: {', '.join(schema.fieldNames()) or 'none'}."
+        )
+    if "value" not in columns:
+        raise KwireOptionError(
+            f"Required column 'value' is missing; a kwire write needs a string or binary 'value' column."
+            f"{_case_hint(schema, 'value')} Columns given: {', '.join(schema.fieldNames()) or 'none'}."
+        )
+    for name, f in columns.items():
+        if name == "topic" and options.topic is not None:
+            continue  # the option overrides the column, whatever its type (as in Spark's sink)
+        accepted, described = _ACCEPTED[name]
+        if not any(same_type_as_spark(f.dataType, t) for t in accepted):
             raise KwireOptionError(
-                f"Column '{name}' has type {f.dataType.simpleString()}; it must be {described}."
+                f"Column '{name}' has unsupported type {f.dataType.simpleString()}; {name} must be {described}"
+                + (" (nullability is not checked)." if name == "headers" else ".")
             )
-
-    check("value", _BINARY_OR_STRING, "binary or string", required=True)
-    check("key", _BINARY_OR_STRING, "binary or string")
-    check("partition", (IntegerType,), "int")
-    check("headers", (ArrayType,), "array<struct<key:string,value:binary>>")
-    if options.topic is None:
-        check("topic", (StringType,), "string (or set the 'topic' option)", required=True)
-    else:
-        check("topic", (StringType,), "string")
+    for name in schema.fieldNames():
+        if name not in _SINK_COLUMNS and name.lower() in _SINK_COLUMNS:
+            log.warning("kwire: column '%s' is not written: column names are case-sensitive, as in Spark's kafka "
+                        "sink, which writes only %s", name, ", ".join(_SINK_COLUMNS))
 
 
-_HEADERS = ArrayType(StructType.fromJson({"type": "struct", "fields": [
-    {"name": "key", "type": "string", "nullable": True, "metadata": {}},
-    {"name": "value", "type": "binary", "nullable": True, "metadata": {}},
-]}))
+def _case_hint(schema: StructType, name: str) -> str:
+    near = [n for n in schema.fieldNames() if n.lower() == name and n != name]
+    return f" (Column names are case-sensitive, as in Spark's kafka sink: '{near[0]}' is not '{name}'.)" if near else ""
+
+
+def partitions_for_write(client, topic: str) -> list[int]:
+    """Partition ids of `topic`. Like the Java producer under Spark's sink, a write asks for the topic's
+    metadata allowing auto-creation: a cluster whose brokers have auto.create.topics.enable (Kafka's
+    default) creates a missing topic, and this waits (up to default.api.timeout.ms) until it has
+    partitions. Where the brokers refuse, the error says so at once (the Java producer would wait
+    max.block.ms and report a timeout)."""
+    deadline = time.monotonic() + client.api_budget_ms / 1000.0
+    delay = max(client.config.retry_backoff_ms, 10) / 1000.0
+    while True:
+        missing = client.refresh_metadata([topic], allow_auto_topic_creation=True)
+        if topic not in missing:
+            try:
+                partitions = client.partitions_for(topic)
+            except UnknownTopicError:
+                partitions = None
+            if partitions:
+                return partitions
+            if time.monotonic() > deadline:
+                raise KwireWriteError(
+                    f"Topic '{topic}' was being created by the cluster (auto.create.topics.enable) but had no "
+                    f"partitions after {client.api_budget_ms} ms (kafka.default.api.timeout.ms)."
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+            continue
+        try:
+            return client.partitions_for(topic)  # looks again, in case it was created a moment ago
+        except UnknownTopicError as e:
+            raise KwireWriteError(
+                f"Cannot write to topic '{topic}': {e}, and the cluster did not create it (brokers create "
+                "topics on first use only with auto.create.topics.enable=true). Create the topic first, e.g. with "
+                "spark_kwire.admin.create_topic, or write to an existing one."
+            ) from e
 
 
 @dataclass
 class WriteReport(WriterCommitMessage):
     """What one task wrote: records acknowledged per (topic, partition)."""
     written: dict = field(default_factory=dict)
+
+
+_ARROW_HEADERS = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
+
+
+def _canonical_headers(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """The headers column as list<struct<key, value>>: Spark's sink also takes the field names in other cases."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if column.type == _ARROW_HEADERS or not pa.types.is_list(column.type):
+        return column
+    return column.view(_ARROW_HEADERS)
 
 
 def _binary(column: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -89,17 +172,17 @@ class _TaskWriter:
     def _partition_count(self, topic: str) -> int:
         """Partitions of `topic`, asked once per task (every Arrow batch would otherwise ask the cluster)."""
         if topic not in self.partition_counts:
-            self.partition_counts[topic] = len(self.client.partitions_for(topic))
+            self.partition_counts[topic] = len(partitions_for_write(self.client, topic))
         return self.partition_counts[topic]
 
     def add(self, batch: pa.RecordBatch) -> None:
-        names = {n.lower(): i for i, n in enumerate(batch.schema.names)}
+        names = sink_columns(batch.schema.names)
         n = batch.num_rows
         if n == 0:
             return
         value = _binary(batch.column(names["value"]))
         key = _binary(batch.column(names["key"])) if "key" in names else None
-        headers = batch.column(names["headers"]) if "headers" in names else None
+        headers = _canonical_headers(batch.column(names["headers"])) if "headers" in names else None
         partition_col = batch.column(names["partition"]) if "partition" in names else None
         if self.options.topic is not None:
             groups = [(self.options.topic, None)]

@@ -6,10 +6,11 @@ Used by ``test_hostile_bytes.py`` and ``benchmarks/faults_report.py``.
 
 from __future__ import annotations
 
+import os
 import random
-import resource
 import socket
 import struct
+import threading
 import time
 import zlib
 from collections import Counter
@@ -141,7 +142,7 @@ class FuzzReport:
 
     def summary(self) -> str:
         lines = [f"inputs tried: {self.inputs} (decoded fine: {self.ok}) in {self.seconds:.1f}s; "
-                 f"max RSS grew {self.rss_growth_mb:.0f} MB",
+                 f"resident memory rose by at most {self.rss_growth_mb:.0f} MB",
                  f"slowest input: {self.slowest_s * 1000:.1f} ms ({self.slowest_decoder}, {len(self.slowest_input)} bytes)"]
         lines += [f"  {name}: {count}" for name, count in self.errors.most_common()]
         lines.append(f"other exceptions: {len(self.escaped)}")
@@ -149,8 +150,41 @@ class FuzzReport:
         return "\n".join(lines)
 
 
-def _max_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def current_rss_mb() -> float:
+    """This process's resident memory now (not ru_maxrss, the high-water mark of its whole life, which
+    earlier work may already have raised above anything the fuzzing does)."""
+    with open("/proc/self/statm") as f:
+        resident_pages = int(f.read().split()[1])
+    return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class RssGrowth:
+    """How far resident memory rose above where it was when the block began: sampled every `interval_s`
+    by a thread, so a peak in the middle of the work counts, not only what is left at the end."""
+
+    def __init__(self, interval_s: float = 0.02) -> None:
+        self.interval_s = interval_s
+        self.baseline_mb = self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.peak_mb = max(self.peak_mb, current_rss_mb())
+
+    @property
+    def growth_mb(self) -> float:
+        return self.peak_mb - self.baseline_mb
+
+    def __enter__(self) -> "RssGrowth":
+        self.baseline_mb = self.peak_mb = current_rss_mb()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak_mb = max(self.peak_mb, current_rss_mb())
 
 
 def fuzz_decoders(fetch_seeds: list[tuple[int, bytes]], record_seeds: list[bytes], *, fetch_inputs: int,
@@ -159,7 +193,6 @@ def fuzz_decoders(fetch_seeds: list[tuple[int, bytes]], record_seeds: list[bytes
     sets they hold through ``decode_record_set``; mutated record sets (checksums fixed half of the time)
     through ``decode_record_set`` directly. Counts exception types, keeps the slowest input."""
     report = FuzzReport()
-    rss_before = _max_rss_mb()
     started = time.perf_counter()
     rng = random.Random(seed)
     fetch_mut = Mutator([f for _, f in fetch_seeds], seed)
@@ -192,21 +225,22 @@ def fuzz_decoders(fetch_seeds: list[tuple[int, bytes]], record_seeds: list[bytes
                                           include_headers=True)
         return go
 
-    for _ in range(fetch_inputs):
-        version, frame = rng.choice(fetch_seeds)
-        data = rng.randbytes(rng.randint(0, 300)) if rng.random() < random_share else fetch_mut.mutate(frame)
-        run(f"FETCH v{version}", data, fetch_then_records(version, data))
-    for _ in range(record_inputs):
-        if rng.random() < random_share:
-            data = rng.randbytes(rng.randint(0, 300))
-        else:
-            data = record_mut.mutate(rng.choice(record_seeds))
-            if rng.random() < 0.5:
-                data = recrc(data)
-        start = rng.choice((0, 0, 0, 1, 5, 100))
-        run("decode_record_set", data, lambda data=data, start=start: decode_record_set(
-            data, start_offset=start, end_offset=None, read_committed=rng.random() < 0.3,
-            aborted_transactions=[(rng.randrange(3), rng.randrange(50))], include_headers=True))
+    with RssGrowth() as memory:
+        for _ in range(fetch_inputs):
+            version, frame = rng.choice(fetch_seeds)
+            data = rng.randbytes(rng.randint(0, 300)) if rng.random() < random_share else fetch_mut.mutate(frame)
+            run(f"FETCH v{version}", data, fetch_then_records(version, data))
+        for _ in range(record_inputs):
+            if rng.random() < random_share:
+                data = rng.randbytes(rng.randint(0, 300))
+            else:
+                data = record_mut.mutate(rng.choice(record_seeds))
+                if rng.random() < 0.5:
+                    data = recrc(data)
+            start = rng.choice((0, 0, 0, 1, 5, 100))
+            run("decode_record_set", data, lambda data=data, start=start: decode_record_set(
+                data, start_offset=start, end_offset=None, read_committed=rng.random() < 0.3,
+                aborted_transactions=[(rng.randrange(3), rng.randrange(50))], include_headers=True))
     report.seconds = time.perf_counter() - started
-    report.rss_growth_mb = _max_rss_mb() - rss_before
+    report.rss_growth_mb = memory.growth_mb
     return report

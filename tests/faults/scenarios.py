@@ -606,10 +606,12 @@ def standalone_executor_kills(standalone, bootstrap: str, workdir: str, *, parti
     read = Outcome("standalone: executor SIGKILLed mid-read", total, len(got), distinct,
                    len(set(expected) - set(got)), len(got) - distinct, None, result.get("read_seconds", elapsed),
                    {"topic": read_topic, "exact": got == expected, "victim_pid": read_victim,
-                    "tasks_done_at_kill": tasks_done, "tasks": partitions * 5})
+                    "tasks_done_at_kill": tasks_done, "tasks": partitions * 5,
+                    "failed_tasks": result.get("read_failed_tasks")})
     records = read_all(bootstrap, write_topic, partitions)
     distinct, lost, dup = count_keys(records, {str(i).encode() for i in range(rows)})
     write = Outcome("standalone: executor SIGKILLed mid-write", rows, len(records), distinct, lost, dup, None,
                     result.get("write_seconds", elapsed),
-                    {"topic": write_topic, "victim_pid": write_victim, "rows_per_task": rows // tasks})
+                    {"topic": write_topic, "victim_pid": write_victim, "rows_per_task": rows // tasks,
+                     "failed_tasks": result.get("write_failed_tasks")})
     return read, write

@@ -3,7 +3,8 @@
 ``read``: reads a whole topic (small tasks, maxRecordsPerPartition) and saves (partition, offset, value) as
 parquet. ``write``: writes ``--rows`` keyed rows (key = value suffix = row id) in ``--tasks`` tasks to
 ``--write-topic`` (default ``--topic``). ``both``: read, print ``PHASE write``, then write (one driver start
-for both). Prints ``RESULT {json}`` at the end. Executors write kwire's read statistics to ``--stats-dir``.
+for both). Prints ``RESULT {json}`` at the end, with the task attempts of each phase that failed (the
+executor kills must interrupt running tasks). Executors write kwire's read statistics to ``--stats-dir``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,18 @@ import argparse
 import json
 import sys
 import time
+
+
+def failed_task_attempts(spark, group: str) -> int:
+    """Task attempts of the jobs of `group` that failed (an executor lost mid-task counts: ExecutorLostFailure)."""
+    tracker = spark.sparkContext.statusTracker()
+    failed = 0
+    for job_id in tracker.getJobIdsForGroup(group):
+        job = tracker.getJobInfo(job_id)
+        for stage_id in (job.stageIds if job is not None else ()):
+            stage = tracker.getStageInfo(stage_id)
+            failed += stage.numFailedTasks if stage is not None else 0
+    return failed
 
 
 def main() -> int:
@@ -45,6 +58,7 @@ def main() -> int:
     spark.sparkContext.setLogLevel("ERROR")
     result = {"mode": args.mode}
     if args.mode in ("read", "both"):
+        spark.sparkContext.setJobGroup("read", "read phase")
         started = time.monotonic()
         df = (spark.read.format("kwire").option("kafka.bootstrap.servers", args.bootstrap)
               .option("subscribe", args.topic).option("startingOffsets", "earliest")
@@ -52,7 +66,9 @@ def main() -> int:
               .select("partition", "offset", "value"))
         df.write.mode("overwrite").parquet(args.out)
         result["read_seconds"] = round(time.monotonic() - started, 2)
+        result["read_failed_tasks"] = failed_task_attempts(spark, "read")
     if args.mode in ("write", "both"):
+        spark.sparkContext.setJobGroup("write", "write phase")
         print("PHASE write", flush=True)
         started = time.monotonic()
         df = spark.range(args.rows, numPartitions=args.tasks).selectExpr(
@@ -60,6 +76,7 @@ def main() -> int:
         (df.write.format("kwire").option("kafka.bootstrap.servers", args.bootstrap)
          .option("topic", args.write_topic or args.topic).mode("append").save())
         result["write_seconds"] = round(time.monotonic() - started, 2)
+        result["write_failed_tasks"] = failed_task_attempts(spark, "write")
     print("RESULT " + json.dumps(result), flush=True)
     spark.stop()
     return 0

@@ -73,6 +73,21 @@ def test_seeds_are_real_and_decode(seeds):
     assert sum(d.record_count for d in decoded) > 100
 
 
+def test_memory_growth_is_measured_around_the_work_not_over_the_process_life():
+    """The fuzz test's memory bound must be able to fail: what it measures rises with memory held during
+    the work, even after the process once held more (which ru_maxrss, a lifetime high-water mark, hides)."""
+    earlier_peak = b"\x01" * (300 * 2**20)
+    del earlier_peak
+    with hostile.RssGrowth() as quiet:
+        time.sleep(0.1)
+    with hostile.RssGrowth() as busy:
+        held = b"\x01" * (150 * 2**20)
+        time.sleep(0.1)
+    del held
+    assert quiet.growth_mb < 20, quiet.growth_mb
+    assert 140 < busy.growth_mb < 200, busy.growth_mb
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(400)
 def test_100k_hostile_inputs_raise_only_kwire_errors_quickly_in_bounded_memory(seeds):

@@ -42,6 +42,9 @@ def test_executors_killed_mid_read_and_mid_write(standalone, bootstrap, tmp_path
     print(f"\n{sc.HEADER}\n{read.row()}\n{write.row()}\n{read.detail}\n{write.detail}")
     print(f"duplicates from the retried write task: {write.duplicated} (at most {write.detail['rows_per_task']})")
     assert read.detail["tasks_done_at_kill"] < read.detail["tasks"], "the read ended before the kill"
+    # Each kill interrupted a running task (Spark counts it as failed, ExecutorLostFailure, and runs it again).
+    assert read.detail["failed_tasks"] >= 1, "the killed executor was running no read task"
+    assert write.detail["failed_tasks"] >= 1, "the killed executor was running no write task"
     assert read.detail["exact"]
     assert (read.found, read.lost, read.duplicated) == (read.sent, 0, 0)
     assert write.lost == 0 and write.distinct == write.sent

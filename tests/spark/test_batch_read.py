@@ -142,11 +142,15 @@ def test_offset_and_timestamp_options_equal_builtin(spark, bootstrap, create_top
 def test_min_partitions_and_max_records_split_ranges(spark, bootstrap, create_topic, produce, topic_name):
     create_topic(topic_name, partitions=2)
     produce(topic_name, [(None, f"v{i}".encode(), None, None, i % 2) for i in range(1000)])
-    df = load(spark, "kwire", bootstrap, subscribe=topic_name, minPartitions="6")
-    assert df.rdd.getNumPartitions() == 6 and df.count() == 1000
-    df = load(spark, "kwire", bootstrap, subscribe=topic_name, maxRecordsPerPartition="100")
-    assert df.rdd.getNumPartitions() == 10
-    assert df.select("offset", "partition").distinct().count() == 1000
+    numeric_end = json.dumps({topic_name: {"0": 500, "1": 500}})
+    # As many Spark partitions as Spark's source makes: maxRecordsPerPartition is compared with the offsets
+    # as given, so it cuts a read from earliest to latest (-2 to -1) only with numeric offsets.
+    for options, partitions in [({"minPartitions": "6"}, 6), ({"maxRecordsPerPartition": "100"}, 2),
+                                ({"maxRecordsPerPartition": "100", "endingOffsets": numeric_end}, 10)]:
+        ours = load(spark, "kwire", bootstrap, subscribe=topic_name, **options)
+        theirs = load(spark, "kafka", bootstrap, subscribe=topic_name, **options)
+        assert ours.rdd.getNumPartitions() == theirs.rdd.getNumPartitions() == partitions, options
+        assert ours.select("offset", "partition").distinct().count() == 1000
 
 
 def _stats_for(read_stats_dir, topic):

@@ -156,6 +156,24 @@ def test_fixed_schemas_and_errors_through_spark(spark, bootstrap, create_topic, 
     assert empty.count() == 0 and empty.rdd.getNumPartitions() == 1
 
 
+def test_metadata_tables_are_batch_only_and_a_stream_of_one_fails_at_start(spark, bootstrap, tmp_path):
+    from pyspark.errors import StreamingQueryException
+
+    df = (spark.readStream.format("kwire").option("kafka.bootstrap.servers", bootstrap)
+          .option("metadata", "topics").load())
+    query = (df.writeStream.format("memory").queryName(f"meta_stream_{uuid.uuid4().hex[:6]}")
+             .option("checkpointLocation", str(tmp_path / "checkpoint")).start())
+    try:
+        with pytest.raises(StreamingQueryException) as info:
+            query.awaitTermination(120)
+    finally:
+        query.stop()
+    text = str(info.value)
+    assert "Option 'metadata' does not apply to a kwire streaming read" in text and "batch-only" in text, text[:3000]
+    assert "UnboundLocalError" not in text  # the refusal itself, not a worker error that hides it
+    assert query.lastProgress is None  # no batch ran
+
+
 def test_option_validation():
     from spark_kwire.spark.metadata import MetadataReader
     from spark_kwire.spark.options import KwireOptionError

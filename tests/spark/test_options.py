@@ -69,7 +69,7 @@ def test_offsets_json_and_restrictions():
         parse({"startingOffsets": "beginning"})
     with pytest.raises(KwireOptionError, match="offset -7"):
         parse({"startingOffsets": '{"t":{"0":-7}}'})
-    with pytest.raises(KwireOptionError, match="not valid in streaming"):
+    with pytest.raises(KwireOptionError, match="Option 'endingOffsets' does not apply to a kwire streaming read: a stream has no end"):
         parse({"endingOffsets": "latest"}, streaming=True)
 
 
@@ -136,8 +136,82 @@ def test_write_options():
     assert w.topic == "out"
     with pytest.raises(KwireOptionError, match="not supported"):
         WriteOptions.parse({"kafka.bootstrap.servers": "h:1", "kafka.value.serializer": "x"})
-    with pytest.raises(KwireOptionError, match="Unknown option 'subscribe' for a kwire write"):
+    with pytest.raises(KwireOptionError, match="Option 'subscribe' does not apply to a kwire write: it is a read option"):
         WriteOptions.parse({"kafka.bootstrap.servers": "h:1", "subscribe": "x"})
+    with pytest.raises(KwireOptionError, match="Unknown option 'topics' for a kwire write. Did you mean 'topic'"):
+        WriteOptions.parse({"kafka.bootstrap.servers": "h:1", "topics": "x"})
+
+
+WRITE = {"kafka.bootstrap.servers": "h:1", "topic": "out"}
+
+
+@pytest.mark.parametrize("name", ["kafka.partitioner.class", "kafka.interceptor.classes", "kafka.key.serializer"])
+def test_java_classes_a_write_cannot_run_are_refused(name):
+    with pytest.raises(KwireOptionError, match=f"Kafka option '{name}' is not supported"):
+        WriteOptions.parse({**WRITE, name: "org.apache.kafka.clients.producer.RoundRobinPartitioner"})
+
+
+def test_include_headers_on_a_write_is_refused_saying_the_headers_column_decides():
+    for streaming in (False, True):
+        with pytest.raises(KwireOptionError, match="'includeHeaders' does not apply.*headers of its 'headers' column"):
+            WriteOptions.parse({**WRITE, "includeHeaders": "true"}, streaming=streaming)
+
+
+def test_spark_puts_checkpoint_and_query_name_into_stream_writes_only():
+    assert WriteOptions.parse({**WRITE, "checkpointLocation": "/c", "queryName": "q"}, streaming=True).topic == "out"
+    with pytest.raises(KwireOptionError, match="'checkpointLocation' does not apply to a kwire write: .*writeStream"):
+        WriteOptions.parse({**WRITE, "checkpointLocation": "/c"})
+    with pytest.raises(KwireOptionError, match="'path' does not apply to a kwire write: .*'topic'"):
+        WriteOptions.parse({**WRITE, "path": "/x"})
+
+
+@pytest.mark.parametrize("name, value, where", [
+    ("groups", "g", "metadata tables 'groups' and 'group_offsets'"),
+    ("groupPattern", "g.*", "metadata tables 'groups' and 'group_offsets'"),
+    ("topic", "t", "'subscribe'"),
+    ("path", "/x", "no path"),
+    ("checkpointLocation", "/c", "writeStream"),
+    ("queryName", "q", "writeStream"),
+])
+def test_options_a_read_would_not_use_are_refused_saying_where_they_belong(name, value, where):
+    for streaming in (False, True, None):
+        with pytest.raises(KwireOptionError, match=f"Option '{name}' does not apply to a kwire .*read: .*{where}"):
+            parse({name: value}, streaming=streaming)
+
+
+def test_stream_only_options():
+    with pytest.raises(KwireOptionError, match="'commitOffsetsToGroup' does not apply to a kwire batch read: .*readStream"):
+        parse({"commitOffsetsToGroup": "g"})
+    with pytest.raises(KwireOptionError, match="'metadata' does not apply to a kwire streaming read: .*batch-only"):
+        parse({"metadata": "topics"}, streaming=True)
+    with pytest.raises(KwireOptionError, match="'startingOffsetsGroup' .* used only with startingOffsets='group'"):
+        parse({"startingOffsetsGroup": "g"}, streaming=True)
+    assert parse({"startingOffsetsGroup": "g", "startingOffsets": "group"}, streaming=True).starting.group == "g"
+
+
+def test_stream_admission_options_are_accepted_and_ignored_by_batch_reads_as_by_spark(caplog):
+    o = parse({"maxOffsetsPerTrigger": "5", "minOffsetsPerTrigger": "2", "maxTriggerDelay": "1m"})
+    assert o.ending.kind == "latest"
+    assert "option 'maxOffsetsPerTrigger' is ignored in batch queries" in caplog.text
+    with pytest.raises(KwireOptionError, match=r"'minOffsetsPerTrigger' \(9\) is higher than 'maxOffsetsPerTrigger' \(5\)"):
+        parse({"maxOffsetsPerTrigger": "5", "minOffsetsPerTrigger": "9"})
+    with pytest.raises(KwireOptionError, match=r"'minOffsetsPerTrigger' \(9\) is higher"):
+        parse({"maxOffsetsPerTrigger": "5", "minOffsetsPerTrigger": "9"}, streaming=True)
+
+
+def test_options_checked_before_batch_or_stream_is_known():
+    # What both kinds of read refuse fails at load(); what only one refuses waits for reader()/streamReader().
+    assert parse({"startingOffsets": "latest"}, streaming=None).starting.kind == "latest"
+    assert parse({"commitOffsetsToGroup": "g", "endingOffsets": "latest"}, streaming=None).commit_group == "g"
+    with pytest.raises(KwireOptionError, match="minPartitions"):
+        parse({"minPartitions": "0"}, streaming=None)
+
+
+@pytest.mark.parametrize("name", ["fetchOffset.numRetries", "fetchOffset.retryIntervalMs"])
+def test_offset_fetch_retry_options_are_checked_like_sparks(name):
+    parse({name: "5"})
+    with pytest.raises(KwireOptionError, match=f"'{name}' must be a whole number"):
+        parse({name: "often"})
 
 
 def test_durations():

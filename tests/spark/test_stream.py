@@ -22,8 +22,9 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, Read
 
 from spark_kwire import admin
 from spark_kwire.spark.options import ReadOptions
-from spark_kwire.spark.stream import KwireStreamReader, from_json_offsets
+from spark_kwire.spark.stream import KwireStreamReader, from_json_offsets, to_json_offsets
 from harness import run_java_tool
+from tests.spark.spark_oracle import spark_offset_ranges, spark_rate_limit
 
 
 # -- helpers ------------------------------------------------------------------------------------------
@@ -179,13 +180,13 @@ def test_exactly_once_to_a_file_sink_across_restarts_while_a_producer_writes(
 def test_max_offsets_per_trigger_and_available_now_read_exactly_what_was_there_at_start(
         spark, bootstrap, create_topic, topic_name, checkpoint):
     create_topic(topic_name, 3)
-    produce(bootstrap, topic_name, [(None, f"a{i}") for i in range(600)], partition=0)
-    produce(bootstrap, topic_name, [(None, f"b{i}") for i in range(200)], partition=1)
-    produce(bootstrap, topic_name, [(None, f"c{i}") for i in range(200)], partition=2)
+    backlog = {0: 590, 1: 7, 2: 3}  # uneven, so that Spark's rounding of small shares matters
+    for partition, size in backlog.items():
+        produce(bootstrap, topic_name, [(None, f"{partition}-{i}") for i in range(size)], partition=partition)
     producer = ProducerThread(bootstrap, topic_name, paused=True)
     producer.start()
     name = sink_name(topic_name)
-    query = (stream(spark, bootstrap, subscribe=topic_name, startingOffsets="earliest", maxOffsetsPerTrigger=300)
+    query = (stream(spark, bootstrap, subscribe=topic_name, startingOffsets="earliest", maxOffsetsPerTrigger=150)
              .writeStream.format("memory").queryName(name).option("checkpointLocation", checkpoint)
              .trigger(availableNow=True).start())
     try:
@@ -197,16 +198,19 @@ def test_max_offsets_per_trigger_and_available_now_read_exactly_what_was_there_a
         producer.finish()
     assert query.exception() is None
     batches = [p for p in query.recentProgress if p["numInputRows"] > 0]
-    assert [p["numInputRows"] for p in batches] == [300, 300, 300, 100]
-    first = batches[0]["sources"][0]
-    # the limit is shared in proportion to the backlog: 600/200/200 -> 180/60/60
-    assert offsets_of(first["endOffset"], topic_name) == {0: 180, 1: 60, 2: 60}
-    assert offsets_of(first["latestOffset"], topic_name) == {0: 600, 1: 200, 2: 200}
-    assert offsets_of(batches[-1]["sources"][0]["endOffset"], topic_name) == {0: 600, 1: 200, 2: 200}
+    # Each batch ends where Spark's own rateLimit (its code, called through py4j) puts it.
+    target = {(topic_name, p): size for p, size in backlog.items()}
+    position, expected_ends = {tp: 0 for tp in target}, []
+    while position != target:
+        position = spark_rate_limit(spark, position, target, 150)
+        expected_ends.append({p: position[(topic_name, p)] for p in backlog})
+    assert [offsets_of(b["sources"][0]["endOffset"], topic_name) for b in batches] == expected_ends
+    assert expected_ends[0] == {0: 147, 1: 1, 2: 1}  # 147.5 and 1.75 rounded down, 0.75 up: 149 of 150
+    assert offsets_of(batches[0]["sources"][0]["latestOffset"], topic_name) == backlog
     got = spark.sql(f"select partition, offset from {name}").collect()
     assert sorted((r.partition, r.offset) for r in got) == sorted(
-        [(0, o) for o in range(600)] + [(1, o) for o in range(200)] + [(2, o) for o in range(200)])
-    assert producer.sent > 0 and sum(admin.latest_offsets(bootstrap, topic_name).values()) == 1000 + producer.sent
+        (p, o) for p, size in backlog.items() for o in range(size))
+    assert producer.sent > 0 and sum(admin.latest_offsets(bootstrap, topic_name).values()) == 600 + producer.sent
 
 
 def _reader(bootstrap, **options) -> KwireStreamReader:
@@ -214,7 +218,7 @@ def _reader(bootstrap, **options) -> KwireStreamReader:
         {"kafka.bootstrap.servers": bootstrap, **{k: str(v) for k, v in options.items()}}, streaming=True))
 
 
-def test_min_offsets_per_trigger_waits_for_records_or_max_trigger_delay(bootstrap, create_topic, topic_name):
+def test_min_offsets_per_trigger_waits_for_records_or_max_trigger_delay(spark, bootstrap, create_topic, topic_name):
     create_topic(topic_name, 2)
     reader = _reader(bootstrap, subscribe=topic_name, startingOffsets="earliest", minOffsetsPerTrigger=50,
                      maxTriggerDelay="2s")
@@ -246,7 +250,10 @@ def test_min_offsets_per_trigger_waits_for_records_or_max_trigger_delay(bootstra
     held = {topic_name: {"0": 40, "1": 15}}
     assert both.latestOffset(held, ReadMaxRows(30)) == held  # 10 < 20 waiting
     assert both.latestOffset({topic_name: {"0": 35, "1": 10}}, ReadMaxRows(30)) == {topic_name: {"0": 50, "1": 15}}
-    assert both.latestOffset({topic_name: {"0": 0, "1": 0}}, ReadMaxRows(30)) == {topic_name: {"0": 23, "1": 7}}
+    zero = {(topic_name, 0): 0, (topic_name, 1): 0}
+    expected = spark_rate_limit(spark, zero, {(topic_name, 0): 50, (topic_name, 1): 15}, 30)
+    assert both.latestOffset({topic_name: {"0": 0, "1": 0}}, ReadMaxRows(30)) == to_json_offsets(expected)
+    assert expected == {(topic_name, 0): 23, (topic_name, 1): 6}  # 23.08 and 6.92 both rounded down
 
 
 def test_available_now_target_never_lies_behind_a_latest_start(bootstrap, create_topic, topic_name):
@@ -263,7 +270,7 @@ def test_available_now_target_never_lies_behind_a_latest_start(bootstrap, create
     assert end == start and reader.partitions(start, end) == []
 
 
-def test_starting_timestamp_and_assign(bootstrap, create_topic, topic_name):
+def test_starting_timestamp_and_assign(spark, bootstrap, create_topic, topic_name):
     create_topic(topic_name, 2)
     now = int(time.time() * 1000)
     produce(bootstrap, topic_name, [(None, b"old")] * 3, partition=0)
@@ -279,7 +286,10 @@ def test_starting_timestamp_and_assign(bootstrap, create_topic, topic_name):
     assert [(r.partition, r.start, r.end) for r in reader.partitions(start, end)] == [(0, 3, 6)]
     split = _reader(bootstrap, subscribe=topic_name, startingOffsets="earliest", minPartitions=4)
     ranges = split.partitions(split.initialOffset(), split.latestOffset(split.initialOffset(), ReadAllAvailable()))
-    assert sorted((r.partition, r.start, r.end) for r in ranges) == [(0, 0, 2), (0, 2, 4), (0, 4, 5), (0, 5, 6)]
+    # A micro-batch is cut as Spark's KafkaOffsetRangeCalculator cuts it (its code, through py4j): 1, 1, 2, 2.
+    expected = spark_offset_ranges(spark, [(topic_name, 0, 0, 6)], min_partitions=4, max_records=None)
+    assert sorted((r.topic, r.partition, r.start, r.end) for r in ranges) == sorted(expected)
+    assert len(expected) == 4
 
 
 # -- consumer group commits -------------------------------------------------------------------------------

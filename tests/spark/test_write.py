@@ -130,9 +130,10 @@ def test_null_keys_are_spread_evenly(spark, bootstrap, create_topic, topic_name)
 
 
 @pytest.mark.parametrize("select,message", [
-    ("CAST(id AS INT) AS value", "Column 'value' has type int; it must be binary or string"),
+    ("CAST(id AS INT) AS value", "Column 'value' has unsupported type int; value must be string or binary"),
     ("CAST(id AS STRING) AS key", "Required column 'value' is missing"),
-    ("CAST(id AS STRING) AS value, id AS partition", "Column 'partition' has type bigint; it must be int"),
+    ("CAST(id AS STRING) AS value, id AS partition", "Column 'partition' has unsupported type bigint; partition must be int"),
+    ("CAST(id AS STRING) AS Value", "Required column 'value' is missing.*'Value' is not 'value'"),
     ("CAST(id AS STRING) AS value, array(1) AS headers", "Column 'headers'"),
 ])
 def test_wrong_columns_fail_before_anything_is_sent(spark, bootstrap, create_topic, topic_name, select, message):
