@@ -196,7 +196,7 @@ def test_option_validation():
     fails(r"Kafka option 'kafka.auto.offset.reset' is not supported", "topics", **{"kafka.auto.offset.reset": "x"})
     fails(r"Unknown metadata table 'lag'", "lag")
     reader = MetadataReader("Group_Offsets", {"kafka.bootstrap.servers": "h:1", "groups": "a, b,a",
-                                              "subscribepattern": "t-.*", "path": "ignored"})
+                                              "subscribepattern": "t-.*"})
     assert reader.table == "group_offsets" and reader.groups.names == ("a", "b")
     assert reader.topics.matches("t-1") and not reader.topics.matches("xt-1")  # whole-name match
 

@@ -182,10 +182,12 @@ def test_stream_write_delivers_every_row_once(spark, bootstrap, written_topic, c
 
 
 def test_a_refused_stream_option_reaches_the_user_readably(spark, bootstrap, written_topic, tmp_path):
-    query = (_stream(spark, bootstrap, written_topic, startingOffset="earliest")  # typo: startingOffsets
-             .writeStream.format("noop").option("checkpointLocation", str(tmp_path / "cp"))
-             .trigger(availableNow=True).start())
+    """Options are checked when the stream is defined (load()), as Spark's kafka source does; whichever
+    step raises, the user sees kwire's message, not Spark hiding it behind an UnboundLocalError."""
     with pytest.raises(Exception) as raised:
+        query = (_stream(spark, bootstrap, written_topic, startingOffset="earliest")  # typo: startingOffsets
+                 .writeStream.format("noop").option("checkpointLocation", str(tmp_path / "cp"))
+                 .trigger(availableNow=True).start())
         query.awaitTermination(120)
     message = str(raised.value)  # Spark hands sources lower-cased option names
     assert "Unknown option 'startingoffset'" in message and "Did you mean 'startingOffsets'" in message, message
