@@ -15,7 +15,12 @@ PYTEST_ARGS ?=
 OLDER_SPARK_RELEASES ?= 4.0.5 4.1.4 4.2.1
 # Spark-facing tests run on every release: batch read and write, streaming, registration, Connect, notebooks.
 RELEASE_TESTS ?= tests/spark/test_spark_releases.py tests/spark/test_registration.py \
-	tests/spark/test_spark_connect.py tests/test_notebooks.py::test_databricks_notebook_runs
+	tests/spark/test_spark_connect.py tests/test_notebooks.py::test_quickstart_notebook_runs \
+	tests/test_notebooks.py::test_databricks_notebook_runs
+# The whole suite runs in this many pytest-xdist workers, each with its own broker and Spark session (test
+# files stay whole on one worker, so their module fixtures are made once). The suite mostly waits on brokers
+# and Spark, not on the CPU: measured on 2 cores, see .ci/test-matrix.
+TEST_WORKERS ?= 3
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' spark_kwire/_version.py)
 WHEEL := dist/spark_kwire-$(VERSION)-py3-none-any.whl
 PACKAGE_SOURCES := pyproject.toml README.md pyspark_kwire.py $(shell find spark_kwire -name '*.py')
@@ -25,10 +30,13 @@ PACKAGE_SOURCES := pyproject.toml README.md pyspark_kwire.py $(shell find spark_
 demo: setup
 	$(PY) -m harness.demo
 
-test: test-newest test-releases
+# The whole matrix at once: the older releases' runs in the background (their output in .kwire/logs, printed
+# at the end), the newest release's whole suite in the foreground. Fails if any run fails.
+test: setup release-venvs
+	PYTEST_ARGS='$(PYTEST_ARGS)' bash .ci/test-matrix $(OLDER_SPARK_RELEASES)
 
 test-newest: setup
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # Compile the numba kernels once into their on-disk cache, so that Spark's Python workers load them
 # instead of each compiling them on its first task (fast when the cache is already there).
@@ -65,15 +73,22 @@ define release_venv
 endef
 $(foreach r,$(OLDER_SPARK_RELEASES),$(eval $(call release_venv,$(r))))
 
-# Spark-facing tests per older release, each against the wheel in its own virtualenv. The harness comes from
-# the checkout (KWIRE_HARNESS_PATH holds only it); KWIRE_EXPECT_WHEEL makes the session fail if spark_kwire
-# is imported from the checkout. pytest's console script, unlike `python -m pytest`, adds no cwd to sys.path.
+# Spark-facing tests per older release, one after the other (`make test` runs them at once).
 test-releases: setup release-venvs
-	set -e; for r in $(OLDER_SPARK_RELEASES); do \
-	  v=.venv-spark-$${r%.*}; echo "=== PySpark $$r ($$v): $(RELEASE_TESTS)"; \
-	  PYTHONPATH=$(CURDIR)/.kwire/harness-path KWIRE_EXPECT_WHEEL=1 $$v/bin/pytest -p no:cacheprovider --import-mode=importlib \
-	    $(PYTEST_ARGS) $(RELEASE_TESTS); \
-	done
+	set -e; for r in $(OLDER_SPARK_RELEASES); do $(MAKE) --no-print-directory test-release-$$r; done
+
+# One older release against the wheel in its virtualenv. The harness comes from the checkout (.kwire/harness-path
+# holds only it, for PYTHONPATH); KWIRE_EXPECT_WHEEL makes the session fail if spark_kwire is imported from the
+# checkout, in the driver or in Spark's Python workers. pytest's console script, unlike `python -m pytest`, adds
+# no cwd to sys.path; the run's cwd is outside the checkout because Spark starts its Python workers with
+# `python -m`, which puts the cwd first on their sys.path.
+test-release-%:
+	@v=$(CURDIR)/.venv-spark-$(basename $*); test -x $$v/bin/pytest || { echo "$$v missing: make release-venvs"; exit 2; }; \
+	  echo "=== PySpark $* ($$v): $(RELEASE_TESTS)"; \
+	  mkdir -p .kwire/run-$* && cd .kwire/run-$* && \
+	  PYTHONPATH=$(CURDIR)/.kwire/harness-path KWIRE_EXPECT_WHEEL=1 $$v/bin/pytest -p no:cacheprovider \
+	    --import-mode=importlib --rootdir=$(CURDIR) -c $(CURDIR)/pyproject.toml $(PYTEST_ARGS) \
+	    $(addprefix $(CURDIR)/,$(RELEASE_TESTS))
 
 bench: setup
 	$(PY) benchmarks/read_throughput.py

@@ -17,16 +17,22 @@ from harness import KafkaCluster, spark_kafka_connector_jars
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+EXPECT_WHEEL = os.environ.get("KWIRE_EXPECT_WHEEL") == "1"
+
+
+def _from_checkout(location: str) -> bool:
+    return os.path.abspath(location).startswith(os.path.join(REPO, "spark_kwire") + os.sep)
+
+
 def pytest_sessionstart(session):
     """With KWIRE_EXPECT_WHEEL=1 (the per-release runs of `make test`), kwire must come from the installed
     wheel: a run that imports the checkout's spark_kwire would pass even when the wheel is broken."""
-    if os.environ.get("KWIRE_EXPECT_WHEEL") == "1":
+    if EXPECT_WHEEL:
         import spark_kwire
 
-        location = os.path.abspath(spark_kwire.__file__)
-        if location.startswith(os.path.join(REPO, "spark_kwire") + os.sep):
+        if _from_checkout(spark_kwire.__file__):
             raise pytest.UsageError(
-                f"KWIRE_EXPECT_WHEEL=1 but spark_kwire was imported from the checkout ({location}), "
+                f"KWIRE_EXPECT_WHEEL=1 but spark_kwire was imported from the checkout ({spark_kwire.__file__}), "
                 "not from the wheel installed in this virtualenv; run the venv's bin/pytest, not python -m pytest, "
                 "with only .kwire/harness-path on PYTHONPATH."
             )
@@ -98,6 +104,13 @@ def spark(read_stats_dir):
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
+    if EXPECT_WHEEL:
+        # Spark's Python workers run `python -m ...` from the driver's cwd: the checkout there would shadow the wheel.
+        (worker_location,) = session.sparkContext.parallelize([0], 1).map(
+            lambda _: __import__("spark_kwire").__file__).collect()
+        if _from_checkout(worker_location):
+            pytest.fail(f"KWIRE_EXPECT_WHEEL=1 but Spark's Python workers import spark_kwire from the checkout "
+                        f"({worker_location}): run pytest from a folder outside the checkout (make test-release-*)")
     yield session
     session.stop()
 
