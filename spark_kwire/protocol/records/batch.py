@@ -186,7 +186,7 @@ def _scan(a, mv, topic, partition):
 
 def _control_type_py(data: bytes) -> int:
     """ControlRecordType of the first record of a decompressed control batch."""
-    return int(K._control_type(readonly_u8(data), 0, len(data)))
+    return int(K.control_type(readonly_u8(data), 0, len(data)))
 
 
 def decode_record_set(
