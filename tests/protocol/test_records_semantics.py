@@ -32,6 +32,8 @@ from .test_records_helpers import (
     varint,
 )
 
+pytestmark = pytest.mark.usefixtures("records_kernels")  # each test through both implementations
+
 T0 = 1_700_000_000_000
 
 

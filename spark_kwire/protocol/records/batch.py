@@ -16,6 +16,9 @@ number of kernel calls however many batches the buffer holds:
    position columns.
 5. ``gather_binary`` (+ ``header_totals`` / ``header_fill``): copy key and
    value bytes into Arrow buffers.
+
+The kernels are compiled by numba, or plain Python where numba is missing or
+refused: ``kernels`` chooses at import, and this module calls them the same way.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Java client's rule; with inner offsets 0..n-1 that is
 A magic-1 wrapper with LogAppendTime overrides its inner timestamps.
 
 The per-record work happens in the kernels (``legacy_message`` and
-``legacy_inner`` of ``jit/decode_legacy.py``);
+``legacy_inner`` of ``jit/decode_legacy.py`` or ``pure/decode_legacy.py``);
 this module holds the Python-side helpers that run once per compressed wrapper.
 """
 

@@ -12,35 +12,9 @@ import numpy as np
 
 from . import kernels as K
 from ._arrow import binary_parts
+from .pure.murmur2 import murmur2
 
-_M = 0x5BD1E995
-_MASK = 0xFFFFFFFF
-
-
-def murmur2(data: bytes) -> int:
-    """Plain-Python reference of Java's Utils.murmur2 (signed 32-bit result)."""
-    data = bytes(data)
-    length = len(data)
-    h = (0x9747B28C ^ length) & _MASK
-    for i in range(0, length - length % 4, 4):
-        k = int.from_bytes(data[i : i + 4], "little")
-        k = (k * _M) & _MASK
-        k ^= k >> 24
-        k = (k * _M) & _MASK
-        h = ((h * _M) & _MASK) ^ k
-    tail = length & ~3
-    rem = length % 4
-    if rem >= 3:
-        h ^= data[tail + 2] << 16
-    if rem >= 2:
-        h ^= data[tail + 1] << 8
-    if rem >= 1:
-        h ^= data[tail]
-        h = (h * _M) & _MASK
-    h ^= h >> 13
-    h = (h * _M) & _MASK
-    h ^= h >> 15
-    return h - (1 << 32) if h >= 1 << 31 else h
+__all__ = ["murmur2", "murmur2_array", "partition_for_key", "partition_for_keys", "to_positive"]
 
 
 def to_positive(h: int) -> int:

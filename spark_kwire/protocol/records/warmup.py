@@ -1,10 +1,11 @@
 """Compile (or load from numba's on-disk cache) every kernel up front.
 
 The first call of each numba kernel in a process compiles it, or loads the
-cached machine code (``cache=True``, next to the sources in __pycache__).
+cached machine code (see ``jit/cache.py`` for where the cache lives).
 ``warm_up()`` exercises every decode/encode path on a tiny synthetic record
 set so that later calls (a Spark task's first fetch, a timing measurement)
-do not pay for it. Returns the seconds spent.
+do not pay for it. Returns the seconds spent. With the pure-Python kernels
+there is nothing to compile: it only runs the sample once.
 """
 
 from __future__ import annotations

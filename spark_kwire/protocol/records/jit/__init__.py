@@ -4,7 +4,7 @@ Every kernel works on numpy arrays only (no Python object per record), bounds-ch
 explicit end position, and reports problems by returning an error code (``layout.E_*``). Loops are bounded by
 the input size: each record consumes at least one byte and every declared count is checked against the bytes
 available before anything is allocated. Byte buffers are 1-d uint8 arrays, passed read-only (one numba
-signature for every caller).
+signature for every caller). ``pure`` holds the same functions in plain Python; ``kernels`` picks one.
 """
 
 from .crc import crc32_range, crc32c_range
