@@ -34,11 +34,12 @@ CHILD = textwrap.dedent("""
     batches = encode_record_batches(values, pa.array([b"k"] * 50), timestamps_ms=7, compression="lz4",
                                     max_batch_bytes=400)
     res = decode_record_set(batches[0], start_offset=0)
-    stats = kernels.decode_regions.stats
+    stats = [k.stats for k in (getattr(kernels, name) for name in kernels.KERNELS) if hasattr(k, "stats")]
     print(json.dumps({
         "package": spark_kwire.__file__, "implementation": kernels.IMPLEMENTATION,
-        "cache": cache_location(), "cache_path": stats.cache_path,
-        "hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values()),
+        "cache": cache_location(), "cache_path": kernels.count_entries.stats.cache_path,
+        "hits": sum(sum(s.cache_hits.values()) for s in stats),
+        "misses": sum(sum(s.cache_misses.values()) for s in stats),
         "values": [v.decode() for v in res.value.to_pylist()], "batches": len(batches),
     }))
 """)

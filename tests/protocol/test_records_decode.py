@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from spark_kwire.protocol.errors import ProtocolDecodeError
 from spark_kwire.protocol.records import decode_record_set
+from spark_kwire.protocol.records.kernels import using
 
 from . import reference_records as R
-from .conftest import IMPLEMENTATIONS, kernels_of
+from .conftest import IMPLEMENTATIONS
 from .test_records_helpers import CODECS, build_record_set, entry, spec_v2_batch
 
 
@@ -50,7 +51,7 @@ def decode_all(buf, start, end, rc, aborted):
         ref = None
     outcomes = {}
     for name in sorted(IMPLEMENTATIONS):
-        with kernels_of(name):
+        with using(name):
             outcomes[name] = _outcome(buf, start, end, rc, aborted)
     assert outcomes["numba"] == outcomes["python"]
     got = outcomes["numba"]

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from spark_kwire.protocol.errors import ProtocolDecodeError
 from spark_kwire.protocol.records import decode_record_set, warm_up
+from spark_kwire.protocol.records.kernels import using
 
-from .conftest import IMPLEMENTATIONS, kernels_of
+from .conftest import IMPLEMENTATIONS
 from .test_records_decode import decode_all
 from .test_records_helpers import build_record_set, entry
 
@@ -52,7 +53,7 @@ def timed_decode(buf):
     """Decodes with each implementation within the time limit; both must agree."""
     outcomes = []
     for name in sorted(IMPLEMENTATIONS):
-        with kernels_of(name):
+        with using(name):
             t = time.perf_counter()
             try:
                 res = decode_record_set(buf, start_offset=0, end_offset=None, read_committed=True,

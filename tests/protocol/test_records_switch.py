@@ -14,9 +14,7 @@ import textwrap
 import pytest
 
 from spark_kwire.protocol.records import jit, kernels, pure
-from spark_kwire.protocol.records.kernels import KERNELS, NO_NUMBA_VARIABLE, numba_refused
-
-from .conftest import kernels_of
+from spark_kwire.protocol.records.kernels import KERNELS, NO_NUMBA_VARIABLE, numba_refused, using
 
 # Encodes batches with headers in every codec, decodes them with a legacy message set and a transaction, and
 # partitions keys; prints what was chosen, which modules got imported and the results, as JSON.
@@ -133,8 +131,8 @@ def test_both_implementations_offer_every_kernel_with_the_same_parameters(name):
     assert list(inspect.signature(compiled).parameters) == list(inspect.signature(plain).parameters)
 
 
-def test_kernels_of_rebinds_and_restores():
+def test_using_rebinds_and_restores():
     original = kernels.decode_regions
-    with kernels_of("python"):
+    with using("python"):
         assert kernels.decode_regions is pure.decode_regions
     assert kernels.decode_regions is original

@@ -11,6 +11,8 @@ On a Spark cluster, set the variable for the Python workers too (``spark.executo
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import logging
 import os
 
@@ -24,10 +26,10 @@ _FALSE = ("", "0", "false", "no", "off")
 
 # what both implementations define
 KERNELS = (
-    "count_entries", "scan_entries", "control_type", "txn_filter", "decode_regions", "gather_binary",
-    "header_totals", "header_fill", "encoded_records_size", "encode_records", "split_points", "murmur2_partitions",
-    "murmur2_hashes", "read_varint", "read_varlong", "varint_size", "write_varint", "crc32c_range", "crc32_range",
-    "HW_CRC32C",
+    "count_entries", "scan_entries", "control_type", "txn_filter", "decode_regions", "decode_v2_regions",
+    "gather_binary", "header_totals", "header_fill", "encoded_records_size", "encode_records", "split_points",
+    "murmur2_partitions", "murmur2_hashes", "read_varint", "read_varlong", "varint_size", "write_varint",
+    "crc32c_range", "crc32_range", "HW_CRC32C",
 )
 
 
@@ -71,6 +73,7 @@ scan_entries = _implementation.scan_entries
 control_type = _implementation.control_type
 txn_filter = _implementation.txn_filter
 decode_regions = _implementation.decode_regions
+decode_v2_regions = _implementation.decode_v2_regions
 gather_binary = _implementation.gather_binary
 header_totals = _implementation.header_totals
 header_fill = _implementation.header_fill
@@ -86,3 +89,16 @@ write_varint = _implementation.write_varint
 crc32c_range = _implementation.crc32c_range
 crc32_range = _implementation.crc32_range
 HW_CRC32C = _implementation.HW_CRC32C
+
+
+@contextlib.contextmanager
+def using(implementation: str):
+    """Binds this module's kernels to ``"numba"`` or ``"python"`` for the duration of the block, then restores
+    them: tests and benchmarks run both implementations in one process. Not for concurrent use."""
+    module = importlib.import_module({"numba": ".jit", "python": ".pure"}[implementation], __package__)
+    saved = {name: globals()[name] for name in KERNELS}
+    globals().update({name: getattr(module, name) for name in KERNELS})
+    try:
+        yield module
+    finally:
+        globals().update(saved)

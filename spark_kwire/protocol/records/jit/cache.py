@@ -108,10 +108,8 @@ def _compile(fn, options: dict):
     return numba.njit(**options)(fn)
 
 
-def kernel(fn=None, *, inline: bool = False):
-    """``numba.njit`` with caching as described above. Kernels release the GIL (``nogil``) so decoding can
-    overlap network I/O in threads; ``inline=True`` marks a small helper that numba inlines into its callers."""
-    options = {"inline": "always"} if inline else {"nogil": True}
-    if fn is None:
-        return lambda f: _compile(f, options)
-    return _compile(fn, options)
+def kernel(fn):
+    """``numba.njit`` with caching as described above, releasing the GIL (``nogil``) so decoding can overlap
+    network I/O in threads. Helpers are kernels too, called rather than inlined by numba: LLVM inlines them
+    anyway, and numba-level inlining re-typed each helper in every caller, which nearly doubled compile time."""
+    return _compile(fn, {"nogil": True})

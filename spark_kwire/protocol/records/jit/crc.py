@@ -32,7 +32,7 @@ CRC32C_TABLE = _make_crc_tables(0x82F63B78)  # Castagnoli, record batch v2
 CRC32_TABLE = _make_crc_tables(0xEDB88320)  # zlib / IEEE, legacy messages
 
 
-@kernel(inline=True)
+@kernel
 def _crc_table(t, buf, start, end):
     c = np.int64(0xFFFFFFFF)
     i = start
@@ -60,7 +60,7 @@ def _crc_table(t, buf, start, end):
     return c ^ 0xFFFFFFFF
 
 
-@kernel(inline=True)
+@kernel
 def _crc32c_hw(buf, start, end):
     c = np.int64(0xFFFFFFFF)
     i = np.int64(start)
@@ -75,14 +75,14 @@ def _crc32c_hw(buf, start, end):
 
 if HW_CRC32C:
 
-    @kernel(inline=True)
+    @kernel
     def crc32c_range(buf, start, end):
         """CRC-32C of ``buf[start:end]``."""
         return _crc32c_hw(buf, start, end)
 
 else:
 
-    @kernel(inline=True)
+    @kernel
     def crc32c_range(buf, start, end):
         """CRC-32C of ``buf[start:end]``."""
         return _crc_table(CRC32C_TABLE, buf, start, end)
@@ -100,7 +100,7 @@ def crc32c_hw_range(buf, start, end):
     return _crc32c_hw(buf, start, end)
 
 
-@kernel(inline=True)
+@kernel
 def crc32_range(buf, start, end):
     """CRC-32 (zlib) of ``buf[start:end]``."""
     return _crc_table(CRC32_TABLE, buf, start, end)

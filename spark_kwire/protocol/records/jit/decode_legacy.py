@@ -35,8 +35,8 @@ from .ints import i32, i64, u32
 
 
 @kernel
-def legacy_message(buf, p, end, check_crc):
-    """Parses one legacy message at ``p`` (must lie within ``[p, end)``).
+def legacy_message(buf, p, end):
+    """Parses one legacy message at ``p`` (must lie within ``[p, end)``); does not check its CRC.
 
     Returns (status, msg_end, offset, magic, attributes, timestamp,
     key_pos, key_len, value_pos, value_len).
@@ -77,12 +77,10 @@ def legacy_message(buf, p, end, check_crc):
         q += vlen
     if vlen < -1 or q != mend:
         return E_LEGACY_SIZE, z, z, z, z, z, z, z, z, z
-    if check_crc and crc32_range(buf, p + 16, mend) != u32(buf, p + 12):
-        return E_CRC, z, z, z, z, z, z, z, z, z
     return OK, mend, offset, magic, attr, ts, kpos, klen, vpos, vlen
 
 
-@kernel(inline=True)
+@kernel
 def emit_legacy(out, n, base, off, ts, ts_type, kpos, klen, vpos, vlen):
     out[O_OFFSET, n] = off
     out[O_TS, n] = ts
@@ -104,9 +102,11 @@ def legacy_inner(buf, base, s, e, wrapper_magic, wrapper_offset, wrapper_ts, wra
     last_rel = np.int64(0)
     inner = 0
     while p < e:
-        st, mend, off, magic, attr, ts, kpos, klen, vpos, vlen = legacy_message(buf, p, e, True)
+        st, mend, off, magic, attr, ts, kpos, klen, vpos, vlen = legacy_message(buf, p, e)
         if st != OK:
             return st, n
+        if crc32_range(buf, p + 16, mend) != u32(buf, p + 12):
+            return E_CRC, n
         if magic != wrapper_magic:
             return E_LEGACY_INNER_MAGIC, n
         if (attr & 7) != 0:
@@ -119,7 +119,7 @@ def legacy_inner(buf, base, s, e, wrapper_magic, wrapper_offset, wrapper_ts, wra
     # pass 2: emit
     p = s
     while p < e:
-        st, mend, off, magic, attr, ts, kpos, klen, vpos, vlen = legacy_message(buf, p, e, False)
+        st, mend, off, magic, attr, ts, kpos, klen, vpos, vlen = legacy_message(buf, p, e)
         if wrapper_magic > 0:
             off = wrapper_offset - last_rel + off
         if off >= start_offset and off < end_offset:

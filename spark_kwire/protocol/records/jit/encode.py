@@ -10,7 +10,7 @@ from .intrinsics import copy_bytes
 from .ints import varint_size, write_varint
 
 
-@kernel(inline=True)
+@kernel
 def _slot_len(offsets, valid, i):
     if valid[i] == 0:
         return np.int64(-1)
@@ -110,9 +110,9 @@ def split_points(max_bytes, ts, k_off, k_valid, v_off, v_valid, h_list, hk_off, 
     bounds = np.empty(n + 1, dtype=np.int64)
     nb = 0
     bounds[0] = 0
-    first = 0
+    first = np.int64(0)
     size = np.int64(V2_HEADER_SIZE)
-    i = 0
+    i = np.int64(0)
     while i < n:
         body = record_body_size(
             i, first, ts[first], ts, k_off, k_valid, v_off, v_valid, h_list, hk_off, hv_off, hv_valid

@@ -17,7 +17,7 @@ def gather_binary(a, b, pos, length, out_offsets, out_data):
     Returns the number of bytes written.
     """
     a_len = a.shape[0]
-    o = 0
+    o = np.int64(0)
     n = pos.shape[0]
     for i in range(n):
         out_offsets[i] = o
@@ -67,9 +67,9 @@ def header_totals(a, b, hpos, hcnt):
 @kernel
 def header_fill(a, b, hpos, hcnt, list_offsets, k_offsets, k_data, v_offsets, v_data, v_valid):
     a_len = a.shape[0]
-    h = 0
-    ko = 0
-    vo = 0
+    h = np.int64(0)
+    ko = np.int64(0)
+    vo = np.int64(0)
     n = hpos.shape[0]
     for i in range(n):
         list_offsets[i] = h

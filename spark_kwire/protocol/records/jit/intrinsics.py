@@ -32,7 +32,7 @@ def _memcpy_u8(typingctx, dst, dst_off, src, src_off, n):
 
 
 # numba's slice assignment is ~3x slower for the short copies of keys and values
-@kernel(inline=True)
+@kernel
 def copy_bytes(dst, dst_off, src, src_off, n):
     """dst[dst_off:dst_off+n] = src[src_off:src_off+n] (ranges already checked)."""
     _memcpy_u8(dst, np.int64(dst_off), src, np.int64(src_off), np.int64(n))

@@ -11,7 +11,7 @@ import numpy as np
 from .cache import kernel
 
 
-@kernel(inline=True)
+@kernel
 def u32(buf, p):
     return (
         (np.int64(buf[p]) << 24)
@@ -21,7 +21,7 @@ def u32(buf, p):
     )
 
 
-@kernel(inline=True)
+@kernel
 def i32(buf, p):
     v = u32(buf, p)
     if v >= 0x80000000:
@@ -29,7 +29,7 @@ def i32(buf, p):
     return v
 
 
-@kernel(inline=True)
+@kernel
 def i16(buf, p):
     v = (np.int64(buf[p]) << 8) | np.int64(buf[p + 1])
     if v >= 0x8000:
@@ -37,12 +37,12 @@ def i16(buf, p):
     return v
 
 
-@kernel(inline=True)
+@kernel
 def i64(buf, p):
     return (u32(buf, p) << 32) | u32(buf, p + 4)
 
 
-@kernel(inline=True)
+@kernel
 def read_varint(buf, pos, end):
     """Returns (value, new_pos); new_pos == -1 on a malformed or truncated varint.
 
@@ -66,7 +66,7 @@ def read_varint(buf, pos, end):
     return (value >> 1) ^ -(value & 1), np.int64(pos)
 
 
-@kernel(inline=True)
+@kernel
 def read_varlong(buf, pos, end):
     """Returns (value, new_pos); new_pos == -1 on error. At most 10 bytes."""
     value = np.int64(0)
@@ -86,7 +86,7 @@ def read_varlong(buf, pos, end):
     return ((value >> 1) & 0x7FFFFFFFFFFFFFFF) ^ -(value & 1), np.int64(pos)
 
 
-@kernel(inline=True)
+@kernel
 def varint_size(v):
     """Encoded size of the zig-zag varint/varlong of ``v``."""
     z = (v << 1) ^ (v >> 63)
@@ -97,7 +97,7 @@ def varint_size(v):
     return n
 
 
-@kernel(inline=True)
+@kernel
 def write_varint(out, pos, v):
     """Writes the zig-zag varint of ``v`` at ``out[pos]``; returns the new position."""
     z = (v << 1) ^ (v >> 63)

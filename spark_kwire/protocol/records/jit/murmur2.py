@@ -7,7 +7,7 @@ import numpy as np
 from .cache import kernel
 
 
-@kernel(inline=True)
+@kernel
 def _murmur2(data, s, length):
     m = np.int64(0x5BD1E995)
     h = (np.int64(0x9747B28C) ^ length) & 0xFFFFFFFF

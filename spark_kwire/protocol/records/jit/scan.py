@@ -22,7 +22,7 @@ from ..layout import (
     V2_MIN_RECORD_SIZE,
 )
 from .cache import kernel
-from .crc import crc32_range, crc32c_range
+from .crc import crc32c_range
 from .ints import i16, i32, i64, read_varint, read_varlong, u32
 
 
@@ -61,9 +61,9 @@ def count_entries(buf):
     return count, p, OK, np.int64(-1)
 
 
-@kernel(inline=True)
+@kernel
 def control_type(buf, p, end):
-    """ControlRecordType of the first record of an uncompressed control batch (``CTRL_*``)."""
+    """ControlRecordType (``CTRL_*``) of the first record of the control batch records section at ``buf[p:end]``."""
     length, q = read_varint(buf, p, end)
     if q < 0 or length < 6 or q + length > end:
         return CTRL_MALFORMED
@@ -87,13 +87,15 @@ def control_type(buf, p, end):
 
 
 @kernel
-def scan_entries(buf, n_entries, crc32c_inline_max, crc32_inline_max, e_pos, e_size, e_magic, e_attr,
-                 e_base_offset, e_last_delta, e_count, e_pid, e_base_ts, e_max_ts, e_ctrl, e_crc_deferred):
+def scan_entries(buf, n_entries, crc32c_inline_max, e_pos, e_size, e_magic, e_attr, e_base_offset, e_last_delta,
+                 e_count, e_pid, e_base_ts, e_max_ts, e_ctrl, e_crc_deferred):
     """Fills the per-entry arrays for the ``n_entries`` found by count_entries.
 
-    Validates magic, codec, record count and the checksum (entries whose checksummed region is larger than
-    ``crc32c_inline_max`` (v2) or ``crc32_inline_max`` (legacy) are flagged in ``e_crc_deferred`` for the
-    caller to check with a hardware CRC library). Returns (status, entry_index).
+    Validates magic, codec, record count and the checksum of v2 batches whose checksummed region is at most
+    ``crc32c_inline_max`` bytes; larger batches and every legacy message are flagged in ``e_crc_deferred`` for
+    the caller to check with a CRC library. Control batches are flagged ``CTRL_UNPARSED`` in ``e_ctrl``: their
+    type is read only where read_committed needs it (keeping legacy CRC and control parsing out of this kernel
+    keeps them out of the first read's compile time). Returns (status, entry_index).
     """
     p = np.int64(0)
     for i in range(n_entries):
@@ -127,10 +129,7 @@ def scan_entries(buf, n_entries, crc32c_inline_max, crc32_inline_max, e_pos, e_s
             elif crc32c_range(buf, p + 21, end) != u32(buf, p + 17):
                 return E_CRC, i
             if (attr & 0x20) != 0:
-                if codec != 0:
-                    e_ctrl[i] = CTRL_UNPARSED
-                elif count > 0:
-                    e_ctrl[i] = control_type(buf, p + V2_HEADER_SIZE, end)
+                e_ctrl[i] = CTRL_UNPARSED
         else:
             attr = np.int64(buf[p + 17])
             e_attr[i] = attr
@@ -145,9 +144,6 @@ def scan_entries(buf, n_entries, crc32c_inline_max, crc32_inline_max, e_pos, e_s
                 ts = np.int64(-1)
             e_base_ts[i] = ts
             e_max_ts[i] = ts
-            if end - (p + 16) > crc32_inline_max:
-                e_crc_deferred[i] = 1
-            elif crc32_range(buf, p + 16, end) != u32(buf, p + 12):
-                return E_CRC, i
+            e_crc_deferred[i] = 1
         p = end
     return OK, np.int64(-1)

@@ -23,10 +23,11 @@ from .ints import wrap64
 _HEAD = struct.Struct(">qiIBB")  # offset, size, crc, magic, attributes
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
+_U32 = struct.Struct(">I")
 
 
-def legacy_message(buf, p: int, end: int, check_crc: bool):
-    """Parses one legacy message at ``p`` (must lie within ``[p, end)``).
+def legacy_message(buf, p: int, end: int):
+    """Parses one legacy message at ``p`` (must lie within ``[p, end)``); does not check its CRC.
 
     Returns (status, msg_end, offset, magic, attributes, timestamp, key_pos, key_len, value_pos, value_len);
     all but the status are 0 when it is not ``OK``.
@@ -40,7 +41,7 @@ def legacy_message(buf, p: int, end: int, check_crc: bool):
     if size > end - p - 12:
         return (E_LEGACY_TRUNCATED, *failed)
     mend = p + 12 + size
-    offset, _, crc, magic, attr = _HEAD.unpack_from(buf, p)
+    offset, _, _, magic, attr = _HEAD.unpack_from(buf, p)
     if magic > 1:
         return (E_MAGIC, *failed)
     if magic == 1:
@@ -65,8 +66,6 @@ def legacy_message(buf, p: int, end: int, check_crc: bool):
         q += vlen
     if vlen < -1 or q != mend:
         return (E_LEGACY_SIZE, *failed)
-    if check_crc and crc32_range(buf, p + 16, mend) != crc:
-        return (E_CRC, *failed)
     return OK, mend, offset, magic, attr, ts, kpos, klen, vpos, vlen
 
 
@@ -82,10 +81,12 @@ def legacy_inner(buf, base, s, e, wrapper_magic, wrapper_offset, wrapper_ts, wra
     messages = []
     p = s
     while p < e:
-        parsed = legacy_message(buf, p, e, True)
+        parsed = legacy_message(buf, p, e)
         st, mend, off, magic, attr = parsed[:5]
         if st != OK:
             return st
+        if crc32_range(buf, p + 16, mend) != _U32.unpack_from(buf, p + 12)[0]:
+            return E_CRC
         if magic != wrapper_magic:
             return E_LEGACY_INNER_MAGIC
         if attr & 7:

@@ -23,14 +23,13 @@ from ..layout import (
     V2_HEADER_SIZE,
     V2_MIN_RECORD_SIZE,
 )
-from .crc import crc32_range, crc32c_range
+from .crc import crc32c_range
 from .ints import varint_at, varlong_at
 
 _I32 = struct.Struct(">i")
 _I16_PAIR = struct.Struct(">hh")
 _I64 = struct.Struct(">q")
 _V2_FIELDS = struct.Struct(">Ihiqqqhii")  # crc .. record count, from byte 17 of a v2 batch
-_LEGACY_FIELDS = struct.Struct(">IbB")  # crc, magic, attributes, from byte 12 of a legacy message
 
 
 def count_entries(buf):
@@ -66,7 +65,7 @@ def count_entries(buf):
 
 
 def control_type(buf, p: int, end: int) -> int:
-    """ControlRecordType of the first record of an uncompressed control batch (``CTRL_*``)."""
+    """ControlRecordType (``CTRL_*``) of the first record of the control batch records section at ``buf[p:end]``."""
     buf = memoryview(buf)
     length, q = varint_at(buf, p, end)
     if q < 0 or length < 6 or q + length > end:
@@ -88,18 +87,17 @@ def control_type(buf, p: int, end: int) -> int:
     return t if t in (CTRL_ABORT, CTRL_COMMIT) else CTRL_UNKNOWN
 
 
-def scan_entries(buf, n_entries, crc32c_inline_max, crc32_inline_max, e_pos, e_size, e_magic, e_attr,
-                 e_base_offset, e_last_delta, e_count, e_pid, e_base_ts, e_max_ts, e_ctrl, e_crc_deferred):
+def scan_entries(buf, n_entries, crc32c_inline_max, e_pos, e_size, e_magic, e_attr, e_base_offset, e_last_delta,
+                 e_count, e_pid, e_base_ts, e_max_ts, e_ctrl, e_crc_deferred):
     """Fills the per-entry arrays for the ``n_entries`` found by count_entries; returns (status, entry_index).
 
-    Checksums are always verified here (the libraries are as fast as the caller's deferred check), so
-    ``e_crc_deferred`` stays 0 and the two ``*_inline_max`` arguments are accepted for the common signature.
+    As the compiled kernel: v2 checksums of at most ``crc32c_inline_max`` bytes are checked here, larger ones
+    and every legacy message's are flagged in ``e_crc_deferred``; control batches are flagged
+    ``CTRL_UNPARSED``.
     """
     mv = memoryview(buf)
-    n_entries = int(n_entries)
-    e_crc_deferred[:n_entries] = 0
     p = 0
-    for i in range(n_entries):
+    for i in range(int(n_entries)):
         size = 12 + _I32.unpack_from(mv, p + 8)[0]
         end = p + size
         magic = mv[p + 16]
@@ -107,6 +105,7 @@ def scan_entries(buf, n_entries, crc32c_inline_max, crc32_inline_max, e_pos, e_s
         e_size[i] = size
         e_magic[i] = magic
         e_base_offset[i] = _I64.unpack_from(mv, p)[0]
+        e_crc_deferred[i] = 0
         e_ctrl[i] = CTRL_UNKNOWN
         if magic == 2:
             crc, attr, last_delta, base_ts, max_ts, pid, _epoch, _seq, count = _V2_FIELDS.unpack_from(mv, p + 17)
@@ -123,15 +122,14 @@ def scan_entries(buf, n_entries, crc32c_inline_max, crc32_inline_max, e_pos, e_s
                 return E_RECORD_COUNT, i
             if codec == 0 and count * V2_MIN_RECORD_SIZE > size - V2_HEADER_SIZE:
                 return E_RECORD_COUNT, i
-            if crc32c_range(mv, p + 21, end) != crc:
+            if end - (p + 21) > crc32c_inline_max:
+                e_crc_deferred[i] = 1
+            elif crc32c_range(mv, p + 21, end) != crc:
                 return E_CRC, i
             if attr & 0x20:
-                if codec != 0:
-                    e_ctrl[i] = CTRL_UNPARSED
-                elif count > 0:
-                    e_ctrl[i] = control_type(mv, p + V2_HEADER_SIZE, end)
+                e_ctrl[i] = CTRL_UNPARSED
         else:
-            crc, _magic, attr = _LEGACY_FIELDS.unpack_from(mv, p + 12)
+            attr = mv[p + 17]
             e_attr[i] = attr
             if attr & 7 > 3:
                 return E_CODEC, i
@@ -141,7 +139,6 @@ def scan_entries(buf, n_entries, crc32c_inline_max, crc32_inline_max, e_pos, e_s
             ts = _I64.unpack_from(mv, p + 18)[0] if magic == 1 else -1
             e_base_ts[i] = ts
             e_max_ts[i] = ts
-            if crc32_range(mv, p + 16, end) != crc:
-                return E_CRC, i
+            e_crc_deferred[i] = 1
         p = end
     return OK, -1
