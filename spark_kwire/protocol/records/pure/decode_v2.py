@@ -18,12 +18,19 @@ from ..layout import (
 )
 from .ints import varint_at, varlong_at, wrap64
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
 
 def v2_records(buf, base, s, e, count, base_offset, base_ts, max_ts, ts_type, start_offset, end_offset, cols,
                cap) -> int:
-    """Decodes ``count`` records from ``buf[s:e]``; appends those with offsets in ``[start_offset,
-    end_offset)`` to ``cols`` (positions shifted by ``base``); returns a status (``OK`` or ``E_*``)."""
+    """Decodes ``count`` records from ``buf[s:e]`` (bytes); appends those with offsets in ``[start_offset,
+    end_offset)`` to ``cols`` (positions shifted by ``base``); returns a status (``OK`` or ``E_*``).
+
+    Most varints of a record are one byte (attributes, deltas, key length): those are read inline, the
+    others by ``varint_at``.
+    """
     offsets, timestamps, ts_types, kposs, klens, vposs, vlens, hposs, hcnts = cols
+    n = len(offsets)
     pos = s
     for _ in range(count):
         if pos >= e:
@@ -34,15 +41,31 @@ def v2_records(buf, base, s, e, count, base_offset, base_ts, max_ts, ts_type, st
         if length < 6 or length > e - pos:
             return E_RECORD_LENGTH
         rend = pos + length
-        tsd, pos = varlong_at(buf, pos + 1, rend)  # + 1: record attributes (unused)
-        if pos < 0:
-            return E_VARINT
-        od, pos = varint_at(buf, pos, rend)
-        if pos < 0:
-            return E_VARINT
-        klen, pos = varint_at(buf, pos, rend)
-        if pos < 0:
-            return E_VARINT
+        pos += 1  # record attributes (unused)
+        b = buf[pos]
+        if b < 0x80:
+            tsd = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            tsd, pos = varlong_at(buf, pos, rend)
+            if pos < 0:
+                return E_VARINT
+        b = buf[pos] if pos < rend else 0x80
+        if b < 0x80:
+            od = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            od, pos = varint_at(buf, pos, rend)
+            if pos < 0:
+                return E_VARINT
+        b = buf[pos] if pos < rend else 0x80
+        if b < 0x80:
+            klen = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            klen, pos = varint_at(buf, pos, rend)
+            if pos < 0:
+                return E_VARINT
         if klen < -1 or klen > rend - pos:
             return E_FIELD_LENGTH
         kpos = pos
@@ -80,12 +103,16 @@ def v2_records(buf, base, s, e, count, base_offset, base_ts, max_ts, ts_type, st
                 pos += hv
         if pos != rend:
             return E_RECORD_SIZE
-        off = wrap64(base_offset + od)
+        off = base_offset + od
+        if not _INT64_MIN <= off <= _INT64_MAX:
+            off = wrap64(off)
         if start_offset <= off < end_offset:
-            if len(offsets) >= cap:
+            if n >= cap:
                 return E_CAPACITY
+            n += 1
             offsets.append(off)
-            timestamps.append(max_ts if ts_type == 1 else wrap64(base_ts + tsd))
+            ts = base_ts + tsd
+            timestamps.append(max_ts if ts_type == 1 else (ts if _INT64_MIN <= ts <= _INT64_MAX else wrap64(ts)))
             ts_types.append(ts_type)
             kposs.append(base + kpos)
             klens.append(klen)

@@ -73,23 +73,28 @@ def encode_records(out, pos, first, last, base_ts, ts, k_off, k_data, k_valid, v
     deltas = (ts[first:last] - np.int64(base_ts)).tolist()
     keys, values = memoryview(k_data), memoryview(v_data)
     header_keys, header_values = memoryview(hk_data), memoryview(hv_data)
-    k_off, k_valid, v_off, v_valid = k_off.tolist(), k_valid.tolist(), v_off.tolist(), v_valid.tolist()
-    h_list, hk_off, hv_off, hv_valid = h_list.tolist(), hk_off.tolist(), hv_off.tolist(), hv_valid.tolist()
+    # Python lists of this batch's rows only (the columns may hold many batches)
+    k_off, k_valid = k_off[first : last + 1].tolist(), k_valid[first:last].tolist()
+    v_off, v_valid = v_off[first : last + 1].tolist(), v_valid[first:last].tolist()
+    h_list = h_list[first : last + 1].tolist()
+    h_lo, h_hi = h_list[0], h_list[-1]
+    hk_off, hv_off = hk_off[h_lo : h_hi + 1].tolist(), hv_off[h_lo : h_hi + 1].tolist()
+    hv_valid = hv_valid[h_lo:h_hi].tolist()
     enc = encode_varint
     buf = bytearray()
-    for j, i in enumerate(range(first, last)):
+    for j in range(last - first):
         buf += enc(bodies[j])
         buf += b"\x00"  # record attributes
         buf += enc(deltas[j])
         buf += enc(j)
         for offsets, valid, data in ((k_off, k_valid, keys), (v_off, v_valid, values)):
-            if valid[i]:
-                buf += enc(offsets[i + 1] - offsets[i])
-                buf += data[offsets[i] : offsets[i + 1]]
+            if valid[j]:
+                buf += enc(offsets[j + 1] - offsets[j])
+                buf += data[offsets[j] : offsets[j + 1]]
             else:
                 buf += enc(-1)
-        buf += enc(h_list[i + 1] - h_list[i])
-        for h in range(h_list[i], h_list[i + 1]):
+        buf += enc(h_list[j + 1] - h_list[j])
+        for h in range(h_list[j] - h_lo, h_list[j + 1] - h_lo):
             buf += enc(hk_off[h + 1] - hk_off[h])
             buf += header_keys[hk_off[h] : hk_off[h + 1]]
             if hv_valid[h]:

@@ -21,7 +21,7 @@ def gather_binary(a, b, pos, length, out_offsets, out_data):
     out_offsets[1:] = np.cumsum(np.maximum(length, 0))
     total = int(out_offsets[n])
     a_len = len(a)
-    va, vb = memoryview(a), memoryview(b)
+    va, vb = bytes(a), bytes(b)  # one copy each: slicing bytes is much faster than slicing a memoryview
     pieces = [va[p : p + ln] if p < a_len else vb[p - a_len : p - a_len + ln]
               for p, ln in zip(pos.tolist(), length.tolist()) if ln > 0]
     out_data[:total] = _u8(b"".join(pieces))
@@ -31,7 +31,7 @@ def gather_binary(a, b, pos, length, out_offsets, out_data):
 def _headers(a, b, hpos, hcnt):
     """Yields, for every record with headers, (record index, [(key bytes, value bytes or None), ...])."""
     a_len = len(a)
-    va, vb = memoryview(a), memoryview(b)
+    va, vb = bytes(a), bytes(b)
     for i, (p, c) in enumerate(zip(hpos.tolist(), hcnt.tolist())):
         if c <= 0:
             continue

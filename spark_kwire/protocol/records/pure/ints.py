@@ -72,20 +72,25 @@ def read_varlong(buf, pos: int, end: int) -> tuple[int, int]:
 
 
 def _zigzag(v: int) -> int:
-    v = wrap64(v)
-    return ((v << 1) ^ (v >> 63)) & _MASK64
+    if not -(2**63) <= v < 2**63:
+        v = wrap64(v)
+    return (v << 1) ^ (v >> 63)  # non-negative for any int64
 
 
 def varint_size(v: int) -> int:
     """Encoded size of the zig-zag varint/varlong of ``v``."""
-    return max(1, (_zigzag(v).bit_length() + 6) // 7)
+    if -64 <= v < 64:
+        return 1
+    if -8192 <= v < 8192:
+        return 2
+    return (_zigzag(v).bit_length() + 6) // 7
 
 
 def encode_varint(v: int) -> bytes:
     """The zig-zag varint/varlong bytes of ``v``."""
+    if -64 <= v < 64:
+        return _ONE_BYTE[v + 64]
     z = _zigzag(v)
-    if z < 0x80:
-        return _SMALL[z]
     out = bytearray()
     while z >= 0x80:
         out.append((z & 0x7F) | 0x80)
@@ -94,7 +99,7 @@ def encode_varint(v: int) -> bytes:
     return bytes(out)
 
 
-_SMALL = [bytes([z]) for z in range(0x80)]
+_ONE_BYTE = [bytes([((v << 1) ^ (v >> 63)) & 0x7F]) for v in range(-64, 64)]
 
 
 def write_varint(out, pos: int, v: int) -> int:
