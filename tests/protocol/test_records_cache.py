@@ -27,13 +27,14 @@ CHILD = textwrap.dedent("""
     logging.basicConfig(level=logging.WARNING, format="WARNING %(name)s %(message)s")
     import pyarrow as pa
     import spark_kwire
-    from spark_kwire.protocol.records import decode_record_set, encode_record_batches, kernels
+    from spark_kwire.protocol.records import decode_record_set, encode_record_batches, kernels, warming
     from spark_kwire.protocol.records.jit.cache import cache_location
 
     values = pa.array([b"value-%d" % i for i in range(50)])
     batches = encode_record_batches(values, pa.array([b"k"] * 50), timestamps_ms=7, compression="lz4",
                                     max_batch_bytes=400)
     res = decode_record_set(batches[0], start_offset=0)
+    assert warming.wait(timeout=600)  # the numba kernels, compiled (or loaded) in the background meanwhile
     stats = [k.stats for k in (getattr(kernels, name) for name in kernels.KERNELS) if hasattr(k, "stats")]
     print(json.dumps({
         "package": spark_kwire.__file__, "implementation": kernels.IMPLEMENTATION,

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spark_kwire.protocol.records import HEADERS_TYPE, encode_record_batch, split_batches
-from spark_kwire.protocol.records.batch import _Columns
+from spark_kwire.protocol.records.encoding import _Columns
 
 from . import reference_records as R
 

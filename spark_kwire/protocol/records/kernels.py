@@ -91,14 +91,26 @@ crc32_range = _implementation.crc32_range
 HW_CRC32C = _implementation.HW_CRC32C
 
 
+_using_depth = 0
+
+
 @contextlib.contextmanager
 def using(implementation: str):
     """Binds this module's kernels to ``"numba"`` or ``"python"`` for the duration of the block, then restores
-    them: tests and benchmarks run both implementations in one process. Not for concurrent use."""
+    them: tests and benchmarks run both implementations in one process, and every call inside the block uses
+    the one chosen (see ``warming``). Not for concurrent use."""
+    global _using_depth
     module = importlib.import_module({"numba": ".jit", "python": ".pure"}[implementation], __package__)
     saved = {name: globals()[name] for name in KERNELS}
     globals().update({name: getattr(module, name) for name in KERNELS})
+    _using_depth += 1
     try:
         yield module
     finally:
+        _using_depth -= 1
         globals().update(saved)
+
+
+def bound_by_using() -> bool:
+    """Whether a ``using()`` block is active."""
+    return _using_depth > 0

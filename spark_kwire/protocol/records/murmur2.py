@@ -9,10 +9,11 @@ keyed record is ``toPositive(murmur2(key)) % numPartitions`` with
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
-from . import kernels as K
 from ._arrow import binary_parts
 from .pure.murmur2 import murmur2
+from .warming import kernels_for, register_sample
 
 __all__ = ["murmur2", "murmur2_array", "partition_for_key", "partition_for_keys", "to_positive"]
 
@@ -33,7 +34,7 @@ def partition_for_keys(keys, num_partitions: int) -> np.ndarray:
         raise ValueError("num_partitions must be positive")
     offsets, data, valid = binary_parts(keys, "keys")
     out = np.empty(valid.shape[0], dtype=np.int32)
-    K.murmur2_partitions(offsets, data, valid, num_partitions, out)
+    kernels_for("partition", data.nbytes).murmur2_partitions(offsets, data, valid, num_partitions, out)
     return out
 
 
@@ -41,5 +42,19 @@ def murmur2_array(keys) -> np.ndarray:
     """Signed 32-bit murmur2 of every key (0 for null keys), as int32."""
     offsets, data, valid = binary_parts(keys, "keys")
     out = np.empty(valid.shape[0], dtype=np.int32)
-    K.murmur2_hashes(offsets, data, valid, out)
+    kernels_for("hash", data.nbytes).murmur2_hashes(offsets, data, valid, out)
     return out
+
+
+def _sample(kernels) -> None:
+    offsets, data, valid = binary_parts(pa.array([b"key", None]), "keys")
+    kernels.murmur2_partitions(offsets, data, valid, 3, np.empty(2, dtype=np.int32))
+
+
+def _hash_sample(kernels) -> None:
+    offsets, data, valid = binary_parts(pa.array([b"key", None]), "keys")
+    kernels.murmur2_hashes(offsets, data, valid, np.empty(2, dtype=np.int32))
+
+
+register_sample("partition", _sample)
+register_sample("hash", _hash_sample)
