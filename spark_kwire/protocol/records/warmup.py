@@ -21,7 +21,7 @@ import pyarrow as pa
 from . import kernels
 from .batch import HEADERS_TYPE, decode_record_set, encode_record_batch, split_batches
 from .compression import compress
-from .murmur2 import murmur2_array, partition_for_keys
+from .partitioner import murmur2_array, partition_for_keys
 from .warming import mark_ready
 
 _done = False

@@ -1,4 +1,4 @@
-"""The Java client's default partitioner hash.
+"""The Java client's default partitioner: its hash (murmur2) and the partition of each key.
 
 ``murmur2`` is ``org.apache.kafka.common.utils.Utils.murmur2`` (seed
 0x9747b28c, returns a signed 32-bit int as Java does); the partition of a
