@@ -7,11 +7,14 @@ with a query that involves neither connector, then times a batch read (``count(*
 and a batch write of the same rows, twice each, through kwire first and then Spark's built-in ``kafka``
 connector (which compiles nothing), and checks the results are equal.
     python benchmarks/first_query.py [--records 200000] [--bootstrap host:port]
-The numba share of kwire's first query is its "empty cache" time minus its "cache written" time.
+The numba share of kwire's first query is its "empty cache" time minus its "cache written" time. Each kwire
+read also reports its slowest task and the first task of each Python worker (from KWIRE_STATS_DIR, written by
+kwire's reader), which isolate what the workers spend from what Spark spends around them.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import subprocess
@@ -58,12 +61,25 @@ def child(bootstrap: str, topic: str, records: int, record_size: int, partitions
         rows.write.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("topic", out).mode("append").save()
         assert sum(admin.latest_offsets(bootstrap, out).values()) == records, (fmt, out)
 
-    times = {}
+    def task_seconds() -> list[list[float]]:
+        """Per Python worker, the seconds of each kwire read task since the last call (in order)."""
+        workers = []
+        for path in sorted(glob.glob(os.path.join(os.environ["KWIRE_STATS_DIR"], "*.jsonl"))):
+            with open(path) as f:
+                workers.append([json.loads(line)["seconds"] for line in f])
+            os.remove(path)
+        return workers
+
+    times, tasks = {}, {}
     for what, fn in (("read", read), ("write", write)):
         for fmt in ("kwire", "kafka"):
-            times[f"{what} {fmt}"] = [timed(lambda: fn(fmt)), timed(lambda: fn(fmt))]
+            times[f"{what} {fmt}"] = []
+            for run in ("first", "second"):
+                times[f"{what} {fmt}"].append(timed(lambda: fn(fmt)))
+                if what == "read" and fmt == "kwire":
+                    tasks[run] = task_seconds()
     spark.stop()
-    return times
+    return {"times": times, "tasks": tasks}
 
 
 def main() -> None:
@@ -78,19 +94,25 @@ def main() -> None:
         print(f"{args.records:,} records x {args.record_size} B, {args.partitions} partitions, {args.compression}, "
               f"local[2]; seconds of each query, first and second in the same session")
         for tag in ("empty", "written"):
-            env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+            stats = tempfile.mkdtemp()
+            env = dict(os.environ, NUMBA_CACHE_DIR=cache, KWIRE_STATS_DIR=stats)
             out = subprocess.run(
                 [sys.executable, __file__, "--child", bootstrap, topic, str(args.records), str(args.record_size),
                  str(args.partitions), tag], env=env, cwd=REPO, capture_output=True, text=True)
             if out.returncode:
                 sys.exit(f"child failed:\n{out.stderr[-4000:]}")
-            times = json.loads(out.stdout.strip().splitlines()[-1])
-            print(f"\nnumba cache {tag}")
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            times = result["times"]
+            print(f"\nnumba cache {tag} (load average {os.getloadavg()[0]:.1f})")
             for name, (first, second) in times.items():
                 print(f"  {name:<12} first {first:6.2f} s   second {second:6.2f} s   first - second {first - second:+6.2f} s")
             for what in ("read", "write"):
                 extra = times[f"{what} kwire"][0] - times[f"{what} kafka"][0]
                 print(f"  first {what}: kwire - kafka {extra:+6.2f} s")
+            for run, workers in result["tasks"].items():
+                firsts = ", ".join(f"{w[0]:.2f}" for w in workers if w)
+                slowest = max((max(w) for w in workers if w), default=0.0)
+                print(f"  {run} kwire read: first task of each Python worker {firsts} s; slowest task {slowest:.2f} s")
 
 
 if __name__ == "__main__":
