@@ -1,20 +1,26 @@
-"""Micro-benchmark of the record-batch layer (no broker involved).
+"""Micro-benchmark of the record-batch layer (no broker involved): the numba kernels beside the pure-Python
+fallback on the same data, results asserted equal, and what compiling the numba kernels costs a new process.
 
-    .venv/bin/python benchmarks/decode_micro.py [--records N] [--value-bytes B] [--no-cold]
+    .venv/bin/python benchmarks/decode_micro.py [--records N] [--value-bytes B] [--kernels numba,python]
+                                                [--no-cold]
 
-Measures, after warm-up (numba compilation reported separately):
-* decode_record_set over N records of B-byte values in ~16 KB batches
-  (librdkafka's typical batch size), uncompressed and lz4, with and
-  without headers; and over N/5 single-record batches (the small-batch case);
+Measures, after warm-up, with each implementation (``kernels.using``):
+* decode_record_set over N records of B-byte values in ~16 KB batches (librdkafka's typical batch size),
+  uncompressed and lz4, as one buffer and as 1 MiB fetch responses, with headers; and over N/5
+  single-record batches (the small-batch case);
 * partition_for_keys (murmur2) over N keys;
-* encode_record_batch over N rows (one batch) and encode_record_batches
-  into 16 KB batches (uncompressed, lz4).
+* encode_record_batch over N rows (one batch) and encode_record_batches into 16 KB batches (none, lz4).
+Then, unless --no-cold, CPU seconds a fresh process with an empty numba cache spends compiling the kernels
+of a first read, a first write and of everything (warm_up), how long its first small read takes while they
+compile in the background, and what loading them from a written cache costs.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import statistics
 import struct
 import subprocess
 import sys
@@ -24,19 +30,21 @@ import time
 import numpy as np
 import pyarrow as pa
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, REPO)
 
 from spark_kwire.protocol.records import (  # noqa: E402
     HEADERS_TYPE,
     decode_record_set,
     encode_record_batch,
     encode_record_batches,
-    murmur2,
+    kernels,
     partition_for_keys,
     warm_up,
 )
 
 BATCH_BYTES = 16 * 1024
+REPEATS = {"numba": 3, "python": 1}  # runs after a warming one; the Python path is slow and steady
 
 
 def make_columns(n: int, value_bytes: int, seed: int = 0):
@@ -65,12 +73,29 @@ def fetch_buffer(batches: list[bytes]) -> bytes:
     return b"".join(out)
 
 
-_CPU = []  # CPU seconds of the best run, for report()
+def fetch_responses(batches: list[bytes], limit: int = 1 << 20) -> list[bytes]:
+    """The batches as a consumer sees them: fetch responses of at most ``limit`` bytes (offsets assigned)."""
+    groups, cur, size = [], [], 0
+    for b in batches:
+        if size + len(b) > limit and cur:
+            groups.append(cur)
+            cur, size = [], 0
+        cur.append(b)
+        size += len(b)
+    groups.append(cur)
+    out, base = [], 0
+    for group in groups:
+        parts = []
+        for b in group:
+            parts.append(struct.pack(">q", base) + b[8:])
+            base += struct.unpack_from(">i", b, 23)[0] + 1
+        out.append(b"".join(parts))
+    return out
 
 
-def best_of(fn, repeat=3):
-    """Best wall time of ``repeat`` runs (and that run's CPU time: on a busy
-    machine, CPU time is the better estimate of the single-threaded cost)."""
+def best_of(fn, repeat):
+    """(best wall time, CPU time of that run, result) of ``repeat`` runs. On a busy machine CPU time is the
+    better estimate of the single-threaded cost."""
     best = None
     for _ in range(repeat):
         c = time.process_time()
@@ -79,120 +104,170 @@ def best_of(fn, repeat=3):
         wall = time.perf_counter() - t
         cpu = time.process_time() - c
         if best is None or wall < best[0]:
-            best = (wall, cpu)
-    _CPU[:] = [best[1]]
-    return best[0], r
+            best = (wall, cpu, r)
+    return best
 
 
-def report(name, n, secs, nbytes=None):
-    cpu = _CPU[0] if _CPU else secs
-    extra = f" {nbytes / secs / 1e6:6.0f} MB/s" if nbytes else " " * 12
-    print(f"  {name:<50} {secs * 1e3:8.1f} ms {n / secs / 1e6:6.2f} M rec/s{extra} | cpu {cpu * 1e3:8.1f} ms "
-          f"{n / max(cpu, 1e-9) / 1e6:6.2f} M rec/s")
+def canonical(result):
+    """Something comparable with == whatever a case returns."""
+    if hasattr(result, "record_count"):
+        heads = None if result.headers is None else result.headers.to_pylist()
+        return (result.offset.tolist(), result.timestamp.tolist(), result.key.to_pylist(), result.value.to_pylist(),
+                heads, result.next_offset)
+    if isinstance(result, np.ndarray):
+        return result.tolist()
+    return result
 
 
-def cold_compile_seconds() -> float:
-    """warm_up() in a fresh process with an empty numba cache (real compile time)."""
-    with tempfile.TemporaryDirectory() as d:
-        env = dict(os.environ, NUMBA_CACHE_DIR=d)
-        code = "from spark_kwire.protocol.records import warm_up; print(warm_up())"
-        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-        out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True,
-                             check=True)
-        return float(out.stdout.strip().splitlines()[-1])
+def run_case(name, n, fn, implementations, nbytes=None):
+    results = {}
+    rates = {}
+    for impl in implementations:
+        with kernels.using(impl):
+            fn()  # warm: first-call costs (numba's cache load, imports) are not the steady state
+            wall, cpu, result = best_of(fn, REPEATS[impl])
+        results[impl] = canonical(result)
+        rates[impl] = n / cpu
+        extra = f" {nbytes / wall / 1e6:6.0f} MB/s" if nbytes else " " * 12
+        print(f"  {name:<46} {impl:<6} {wall * 1e3:8.1f} ms {n / wall / 1e6:6.2f} M rec/s{extra} | cpu "
+              f"{cpu * 1e3:8.1f} ms {n / max(cpu, 1e-9) / 1e6:6.2f} M rec/s")
+    first = implementations[0]
+    for impl in implementations[1:]:
+        assert results[impl] == results[first], f"{name}: {impl} and {first} differ"
+    if len(implementations) > 1:
+        ratio = rates[implementations[0]] / rates[implementations[1]]
+        print(f"  {'':<46} {implementations[0]} / {implementations[1]} (CPU): {ratio:.1f}x, results equal")
+
+
+COLD = r'''
+import json, sys, time
+what = sys.argv[1]
+t0 = time.process_time()
+import numpy as np, pyarrow as pa
+from spark_kwire.protocol.records import (decode_record_set, encode_record_batches, kernels, partition_for_keys,
+                                          warm_up, warming)
+sample = open(sys.argv[2], "rb").read()
+values = pa.array([b"v" * 100] * 5000)
+keys = pa.array([b"key-%d" % i for i in range(5000)])
+t1, w1 = time.process_time(), time.perf_counter()
+if what == "first read, background":
+    decode_record_set(sample, start_offset=0)
+    first_call = time.perf_counter() - w1
+    warming.wait(timeout=900)
+else:
+    with kernels.using("numba"):  # compile in this thread, as before background compiling existed
+        if what == "read":
+            decode_record_set(sample, start_offset=0)
+        elif what == "read with headers":
+            decode_record_set(sample, start_offset=0, include_headers=True)
+        elif what == "write":
+            partition_for_keys(keys, 8)
+            encode_record_batches(values, keys, timestamps_ms=1, compression="lz4", max_batch_bytes=16384)
+        else:
+            warm_up()
+    first_call = time.perf_counter() - w1
+print(json.dumps({"import_cpu": t1 - t0, "cpu": time.process_time() - t1, "first_call": first_call}))
+'''
+
+
+def cold_costs(runs: int) -> None:
+    """CPU seconds a fresh process with an empty numba cache spends on a path's kernels (medians)."""
+    values = pa.array([b"v" * 100] * 5000)
+    keys = pa.array([b"key-%d" % i for i in range(5000)])
+    with kernels.using("python"):
+        sample = fetch_buffer(encode_record_batches(values, keys, timestamps_ms=1, compression="lz4",
+                                                    max_batch_bytes=BATCH_BYTES))
+    with tempfile.TemporaryDirectory() as tmp:
+        sample_path = os.path.join(tmp, "fetch.bin")
+        with open(sample_path, "wb") as f:
+            f.write(sample)
+        print(f"\nnumba compile in a fresh process, empty cache (CPU seconds, median of {runs}; the warm path above "
+              f"does not include it)")
+        for what in ("read", "read with headers", "write", "everything (warm_up)", "first read, background"):
+            rows = []
+            for _ in range(runs):
+                with tempfile.TemporaryDirectory() as cache:
+                    out = subprocess.run([sys.executable, "-c", COLD, what, sample_path], cwd=REPO, text=True,
+                                         capture_output=True, env=dict(os.environ, NUMBA_CACHE_DIR=cache), check=True)
+                    rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            cpu = statistics.median(r["cpu"] for r in rows)
+            first = statistics.median(r["first_call"] for r in rows)
+            if what == "first read, background":
+                print(f"  {what:<28} first decode returned after {first * 1e3:6.1f} ms (pure Python); compiling "
+                      f"meanwhile took {cpu:5.2f} CPU s")
+            else:
+                print(f"  {what:<28} {cpu:5.2f} CPU s   (first call returned after {first:5.2f} s)")
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+            subprocess.run([sys.executable, "-c", COLD, "everything", sample_path], cwd=REPO, env=env, check=True,
+                           capture_output=True)
+            loads = []
+            for _ in range(runs):
+                out = subprocess.run([sys.executable, "-c", COLD, "everything", sample_path], cwd=REPO, text=True,
+                                     env=env, capture_output=True, check=True)
+                loads.append(json.loads(out.stdout.strip().splitlines()[-1])["cpu"])
+            print(f"  {'load every kernel from the written cache':<28} {statistics.median(loads):5.2f} CPU s")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--value-bytes", type=int, default=100)
-    ap.add_argument("--no-cold", action="store_true", help="skip the cold-compile measurement")
+    ap.add_argument("--kernels", default="numba,python", help="implementations to run, the first is the reference")
+    ap.add_argument("--no-cold", action="store_true", help="skip the fresh-process compile measurements")
+    ap.add_argument("--cold-runs", type=int, default=3)
     args = ap.parse_args()
     n, vb = args.records, args.value_bytes
+    impls = args.kernels.split(",")
 
-    print("numba compile / cache load")
-    print(f"  first warm_up() in this process (cache load if cached): {warm_up():.2f} s")
-    if not args.no_cold:
-        print(f"  cold compile of every kernel (empty cache, subprocess): {cold_compile_seconds():.2f} s")
-
+    print(f"warm_up() in this process (cache load if cached): {warm_up():.2f} s")
     values, keys, ts = make_columns(n, vb)
-    print(f"\n{n:,} records, {vb}-byte values, ~10-byte keys")
+    hdrs = pa.ListArray.from_arrays(
+        np.arange(n + 1, dtype=np.int32) * 2,
+        pa.array([{"key": "trace-id", "value": b"0123456789abcdef"}, {"key": "src", "value": b"bench"}],
+                 type=HEADERS_TYPE.value_type).take(np.tile([0, 1], n)))
+    with kernels.using("numba" if "numba" in impls else "python"):  # the inputs, made once
+        batches = {c: encode_record_batches(values, keys, timestamps_ms=ts, compression=c, max_batch_bytes=BATCH_BYTES)
+                   for c in ("none", "lz4")}
+        with_headers = fetch_buffer(encode_record_batches(values, keys, timestamps_ms=ts, headers=hdrs,
+                                                          max_batch_bytes=BATCH_BYTES))
+        m = max(n // 5, 1)
+        single = fetch_buffer(encode_record_batches(values.slice(0, m), keys.slice(0, m), timestamps_ms=ts[:m],
+                                                    max_batch_bytes=62))  # one record per batch
 
-    hdrs = pa.array([[{"key": "trace-id", "value": b"0123456789abcdef"}, {"key": "src", "value": b"bench"}]] * 1,
-                    type=HEADERS_TYPE)
-    hdrs = pa.ListArray.from_arrays(np.arange(n + 1, dtype=np.int32) * 2,
-                                    pa.concat_arrays([hdrs.values] * 1).take(np.tile([0, 1], n)))
-
-    print(f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; wall time | CPU time of the same run")
-    print("\ndecode_record_set (best of 3)")
-    for codec in ("none", "lz4"):
-        batches = encode_record_batches(values, keys, timestamps_ms=ts, compression=codec,
-                                        max_batch_bytes=BATCH_BYTES)
-        buf = fetch_buffer(batches)
-        nb = struct.unpack_from(">i", buf, 8)[0]
-        secs, res = best_of(lambda: decode_record_set(buf, start_offset=0, end_offset=None, read_committed=False,
-                                                       aborted_transactions=None, include_headers=False))
-        assert res.record_count == n
-        report(f"{codec:>4}, one buffer: {res.batch_count} batches of ~{nb + 12} B", n, secs, len(buf))
-        # as a consumer sees them: 1 MiB fetch responses (max.partition.fetch.bytes)
-        fetches = []
-        cur, size = [], 0
-        for b in batches:
-            if size + len(b) > (1 << 20) and cur:
-                fetches.append(cur)
-                cur, size = [], 0
-            cur.append(b)
-            size += len(b)
-        fetches.append(cur)
-        bufs = []
-        base = 0
-        for f in fetches:
-            fb = []
-            for b in f:
-                fb.append(struct.pack(">q", base) + b[8:])
-                base += struct.unpack_from(">i", b, 23)[0] + 1
-            bufs.append(b"".join(fb))
+    print(f"\n{n:,} records, {vb}-byte values, ~10-byte keys; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} cores; best wall time of {REPEATS['numba']} runs (numba) or {REPEATS['python']} (python) "
+          f"after a warming one | CPU time of that run")
+    print("\ndecode_record_set")
+    for codec, bs in batches.items():
+        buf = fetch_buffer(bs)
+        run_case(f"{codec:>4}, one buffer: {len(bs)} batches", n, lambda: decode_record_set(buf, start_offset=0),
+                 impls, len(buf))
+        bufs = fetch_responses(bs)
 
         def decode_all():
-            total = 0
-            for fb in bufs:
-                total += decode_record_set(fb, start_offset=0, end_offset=None, read_committed=False,
-                                           aborted_transactions=None, include_headers=False).record_count
-            return total
+            parts = [decode_record_set(fb, start_offset=0) for fb in bufs]
+            return [p.offset.tolist() + p.value.to_pylist() for p in parts]
 
-        secs, total = best_of(decode_all)
-        assert total == n
-        report(f"{codec:>4}, {len(bufs)} fetch buffers of <= 1 MiB", n, secs, sum(map(len, bufs)))
-    buf = fetch_buffer(encode_record_batches(values, keys, timestamps_ms=ts, headers=hdrs, compression="none",
-                                             max_batch_bytes=BATCH_BYTES))
-    secs, res = best_of(lambda: decode_record_set(buf, start_offset=0, end_offset=None, read_committed=False,
-                                                   aborted_transactions=None, include_headers=True))
-    assert res.record_count == n and len(res.headers) == n
-    report(f"none + 2 headers/record, include_headers=True", n, secs, len(buf))
-
-    m = max(n // 5, 1)
-    buf = fetch_buffer(encode_record_batches(values.slice(0, m), keys.slice(0, m), timestamps_ms=ts[:m],
-                                             max_batch_bytes=62))  # one record per batch
-    secs, res = best_of(lambda: decode_record_set(buf, start_offset=0, end_offset=None, read_committed=False,
-                                                   aborted_transactions=None, include_headers=False))
-    assert res.record_count == m and res.batch_count == m
-    report(f"none, {m:,} single-record batches", m, secs, len(buf))
+        run_case(f"{codec:>4}, {len(bufs)} fetch responses of <= 1 MiB", n, decode_all, impls, sum(map(len, bufs)))
+    run_case("none + 2 headers/record, include_headers=True", n,
+             lambda: decode_record_set(with_headers, start_offset=0, include_headers=True), impls, len(with_headers))
+    run_case(f"none, {m:,} single-record batches", m, lambda: decode_record_set(single, start_offset=0), impls,
+             len(single))
 
     print("\nmurmur2 partitioner")
-    secs, parts = best_of(lambda: partition_for_keys(keys, 12))
-    report(f"partition_for_keys over {n:,} keys (numba)", n, secs)
-    k = min(n, 20_000)
-    pyk = keys.slice(0, k).to_pylist()
-    secs, _ = best_of(lambda: [murmur2(x) for x in pyk], repeat=1)
-    report(f"murmur2() plain Python reference, {k:,} keys", k, secs)
+    run_case(f"partition_for_keys over {n:,} keys", n, lambda: partition_for_keys(keys, 12), impls)
 
     print("\nencode")
-    secs, data = best_of(lambda: encode_record_batch(values, keys, timestamps_ms=ts))
-    report(f"encode_record_batch, one batch of {n:,} rows", n, secs, len(data))
+    run_case(f"encode_record_batch, one batch of {n:,} rows", n,
+             lambda: encode_record_batch(values, keys, timestamps_ms=ts), impls)
     for codec in ("none", "lz4"):
-        secs, bs = best_of(lambda: encode_record_batches(values, keys, timestamps_ms=ts, compression=codec,
-                                                         max_batch_bytes=BATCH_BYTES))
-        report(f"encode_record_batches {codec:>4} into 16 KB batches ({len(bs)})", n, secs)
+        run_case(f"encode_record_batches {codec:>4} into 16 KB batches", n,
+                 lambda: encode_record_batches(values, keys, timestamps_ms=ts, compression=codec,
+                                               max_batch_bytes=BATCH_BYTES), impls)
+
+    if not args.no_cold:
+        cold_costs(args.cold_runs)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 ``kp_*`` use kafka-python's builders (an encoder nobody here wrote);
 ``spec_*`` write bytes straight from the protocol spec with struct, for the
 cases kafka-python cannot build (control batches, LogAppendTime, chosen
-offset deltas, broken fields).
+offset deltas, broken fields). ``entry`` / ``build_record_set``: hypothesis
+strategies of whole record sets mixing every format.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import struct
 import zlib
 
 import crc32c
+from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
@@ -141,3 +143,45 @@ def as_rows(res, with_headers=True):
             row += (None if h is None else [(d["key"].encode(), d["value"]) for d in h],)
         out.append(row)
     return out
+
+
+# --- hypothesis: record sets mixing v2 (every codec, transactions, LogAppendTime), control and legacy entries
+record = st.tuples(st.one_of(st.none(), st.binary(max_size=30)), st.one_of(st.none(), st.binary(max_size=60)),
+                   st.lists(st.tuples(st.sampled_from([b"a", b"bb", "ü".encode()]),
+                                      st.one_of(st.none(), st.binary(max_size=5))), max_size=2),
+                   st.integers(-5000, 5000))
+entry = st.one_of(
+    st.tuples(st.just("v2"), st.lists(record, max_size=6), st.sampled_from(CODECS), st.booleans(), st.booleans(),
+              st.integers(0, 2)),
+    st.tuples(st.just("ctrl"), st.booleans(), st.integers(0, 2), st.sampled_from(["none", "gzip"])),
+    st.tuples(st.just("legacy"), st.lists(record, min_size=1, max_size=4), st.sampled_from(CODECS[:3]),
+              st.integers(0, 1)),
+)
+
+
+def build_record_set(entries) -> tuple[bytes, int]:
+    """(bytes, next offset) of the record set that a list of ``entry`` values describes."""
+    buf = b""
+    off = 0
+    for ent in entries:
+        if ent[0] == "v2":
+            _, recs, codec, txn, lat, pid = ent
+            if not recs:
+                buf += spec_v2_batch([], base_offset=off, last_offset_delta=0, codec=codec)
+                off += 1
+                continue
+            rr = [(i, r[3], r[0], r[1], r[2]) for i, r in enumerate(recs)]
+            buf += spec_v2_batch(rr, base_offset=off, codec=codec, transactional=txn, log_append_time=lat,
+                                 producer_id=pid if txn else -1, producer_epoch=0 if txn else -1,
+                                 base_sequence=0 if txn else -1)
+            off += len(recs)
+        elif ent[0] == "ctrl":
+            _, abort, pid, codec = ent
+            buf += control_batch(base_offset=off, producer_id=pid, abort=abort, codec=codec)
+            off += 1
+        else:
+            _, recs, codec, magic = ent
+            buf += kp_legacy_set([(1_600_000_000_000 + r[3], r[0], r[1]) for r in recs], magic=magic,
+                                 base_offset=off, codec=codec)
+            off += len(recs)
+    return buf, off

@@ -31,6 +31,8 @@ from .test_records_helpers import (
     legacy_set_timestamp_type,
 )
 
+pytestmark = pytest.mark.usefixtures("records_kernels")  # each test through both implementations
+
 T0 = 1_700_000_000_000
 
 

@@ -15,6 +15,7 @@ from kafka.codec import snappy_encode
 
 from spark_kwire.protocol.errors import ProtocolDecodeError
 from spark_kwire.protocol.records import (
+    DecompressedSizeError,
     compress,
     decode_record_set,
     decompress,
@@ -28,9 +29,12 @@ from .test_records_helpers import (
     control_batch,
     kp_legacy_set,
     recrc_v2,
+    spec_record,
     spec_v2_batch,
     varint,
 )
+
+pytestmark = pytest.mark.usefixtures("records_kernels")  # each test through both implementations
 
 T0 = 1_700_000_000_000
 
@@ -325,3 +329,17 @@ def test_encoded_batch_header_fields():
         ">qiibIhiqqqhii", data)
     assert (base, length, epoch, magic, attrs, lod, bts, mts, pid, pep, seq, cnt) == (
         0, len(data) - 12, -1, 2, 1, 1, 20, 20, -1, -1, -1, 2)
+
+
+# --- the bound on decompressed data, through each implementation ---------------------------------------------
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_decompressed_bytes_of_one_call_are_bounded_across_batches(codec):
+    # three compressed batches of 20 000-byte values: the limit counts them together, exactly
+    batches = b"".join(spec_v2_batch([(0, 0, None, bytes([i]) * 20_000, [])], base_offset=i, codec=codec)
+                       for i in range(3))
+    records_section = len(spec_record(0, 0, None, b"x" * 20_000))
+    res = dec(batches, max_decompressed_bytes=3 * records_section)
+    assert [len(v) for v in res.value.to_pylist()] == [20_000] * 3
+    with pytest.raises(DecompressedSizeError, match=rf"batch at base offset 2: {codec} data inflates to more than "
+                                                    rf"{3 * records_section - 1} bytes"):
+        dec(batches, max_decompressed_bytes=3 * records_section - 1)

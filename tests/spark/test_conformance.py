@@ -29,6 +29,7 @@ SPLIT_TOPICS = {
     "skewed": [1000, 10, 10],
     "gappy": [700, 300, 0, 5],
     "ragged": [97, 3, 1, 250, 0, 33],
+    "tiny": [5, 2, 0],
 }
 
 
@@ -98,7 +99,7 @@ def spark_partitions(df):
     ("ragged", "9", None, None),
     ("ragged", "20", "60", None),
     ("skewed", "40", "300", None),
-    ("halves", "1001", None, None),   # more parts than records
+    ("tiny", "12", None, None),       # more parts than records (a small topic: each part is a Spark task)
     # Spark checks maxRecordsPerPartition against the offsets as given: from earliest (-2) to latest (-1)
     # nothing is larger than 40, so nothing is cut; with numeric ending offsets (or both) it is.
     ("ragged", None, "40", None),
@@ -356,7 +357,8 @@ def _range_cases(topics):
     j = json.dumps
     return {
         "ending past the latest offset": (
-            {"subscribe": t, "endingOffsets": j({t: {"0": 50, "1": -1}})},
+            # Spark's source waits kafkaConsumer.pollTimeoutMs (2 min by default) for offsets that never come
+            {"subscribe": t, "endingOffsets": j({t: {"0": 50, "1": -1}}), "kafkaConsumer.pollTimeoutMs": "3000"},
             ("Some data may have been lost", r"ending offset 50 is above the latest offset 10")),
         "starting past the latest offset": (
             {"subscribe": t, "startingOffsets": j({t: {"0": 50, "1": -2}})},

@@ -11,38 +11,62 @@ Public API:
 * :func:`compress`, :func:`decompress` (Kafka codecs).
 * :func:`scan_record_set` (batch header fields, for diagnostics).
 * :func:`warm_up` (compile / load every numba kernel before timing-sensitive work).
+
+The names are imported on first use: a process that only needs, say, the
+codecs (the client's fetch loop imports ``compression``) or no records at
+all (Spark's planning workers) does not pay for importing numba.
 """
 
-from .batch import (
-    HEADERS_TYPE,
-    DecodedRecords,
-    decode_record_set,
-    encode_record_batch,
-    encode_record_batches,
-    scan_record_set,
-    split_batches,
-)
-from .compression import CODEC_IDS, DEFAULT_MAX_DECOMPRESSED_BYTES, DecompressedSizeError, compress, decompress
-from .murmur2 import murmur2, murmur2_array, partition_for_key, partition_for_keys, to_positive
-from .warmup import warm_up
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+_WHERE = {
+    "HEADERS_TYPE": ".batch",
+    "DecodedRecords": ".batch",
+    "decode_record_set": ".batch",
+    "scan_record_set": ".batch",
+    "encode_record_batch": ".encoding",
+    "encode_record_batches": ".encoding",
+    "split_batches": ".encoding",
+    "CODEC_IDS": ".compression",
+    "DEFAULT_MAX_DECOMPRESSED_BYTES": ".compression",
+    "DecompressedSizeError": ".compression",
+    "compress": ".compression",
+    "decompress": ".compression",
+    "murmur2": ".partitioner",
+    "murmur2_array": ".partitioner",
+    "partition_for_key": ".partitioner",
+    "partition_for_keys": ".partitioner",
+    "to_positive": ".partitioner",
+    "warm_up": ".warmup",
+}
 
 __all__ = [
-    "CODEC_IDS",
-    "DEFAULT_MAX_DECOMPRESSED_BYTES",
-    "DecompressedSizeError",
-    "HEADERS_TYPE",
-    "DecodedRecords",
-    "compress",
-    "decode_record_set",
-    "decompress",
-    "encode_record_batch",
-    "encode_record_batches",
-    "murmur2",
-    "murmur2_array",
-    "partition_for_key",
-    "partition_for_keys",
-    "scan_record_set",
-    "split_batches",
-    "to_positive",
-    "warm_up",
+    "CODEC_IDS", "DEFAULT_MAX_DECOMPRESSED_BYTES", "DecodedRecords", "DecompressedSizeError", "HEADERS_TYPE", "compress",
+    "decode_record_set", "decompress", "encode_record_batch", "encode_record_batches", "murmur2", "murmur2_array",
+    "partition_for_key", "partition_for_keys", "scan_record_set", "split_batches", "to_positive", "warm_up",
 ]
+assert sorted(__all__) == sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))
+
+
+if TYPE_CHECKING:
+    from .batch import HEADERS_TYPE, DecodedRecords, decode_record_set, scan_record_set
+    from .compression import CODEC_IDS, DEFAULT_MAX_DECOMPRESSED_BYTES, DecompressedSizeError, compress, decompress
+    from .encoding import encode_record_batch, encode_record_batches, split_batches
+    from .partitioner import murmur2, murmur2_array, partition_for_key, partition_for_keys, to_positive
+    from .warmup import warm_up

@@ -1,4 +1,4 @@
-"""Record batch v2 decode (plus legacy message sets) into columns, and encode.
+"""Record batch v2 decode (plus legacy message sets) into columns.
 
 Decoding a partition's ``Records`` bytes from a Fetch response takes a fixed
 number of kernel calls however many batches the buffer holds:
@@ -11,17 +11,19 @@ number of kernel calls however many batches the buffer holds:
    (``txn_filter``).
 3. Decompression of the kept compressed entries (one library call each; the
    outputs are concatenated into one buffer ``b``).
-4. ``decode_regions``: one pass over the records of every kept entry (in the
-   fetched buffer or in ``b``) filling offset/timestamp/key/value/header
-   position columns.
+4. ``decode_v2_regions`` (all v2) or ``decode_regions``: one pass over the
+   records of every kept entry (in the fetched buffer or in ``b``) filling
+   offset/timestamp/key/value/header position columns.
 5. ``gather_binary`` (+ ``header_totals`` / ``header_fill``): copy key and
    value bytes into Arrow buffers.
+
+The kernels are compiled by numba, or plain Python where numba is missing or
+refused: ``kernels`` chooses at import, and this module calls them the same way.
 """
 
 from __future__ import annotations
 
 import struct
-import time
 import zlib
 from dataclasses import dataclass, field
 
@@ -31,22 +33,16 @@ import pyarrow as pa
 
 from ..errors import ProtocolDecodeError
 from . import kernels as K
-from ._arrow import (
-    _EMPTY_U8,
-    binary_parts,
-    header_parts,
-    make_binary_array,
-    readonly_u8,
-)
-from .compression import (CODEC_NAMES, DEFAULT_MAX_DECOMPRESSED_BYTES, DecompressedSizeError, codec_id, compress,
-                          decompress)
+from ._arrow import _EMPTY_U8, make_binary_array, readonly_u8
+from .compression import CODEC_NAMES, DEFAULT_MAX_DECOMPRESSED_BYTES, DecompressedSizeError, decompress
 from .legacy import wrapper_value_range
+from .warming import kernels_for, register_sample
 
-# Entries whose checksummed bytes exceed these are verified afterwards with
-# the crc32c / zlib libraries (hardware speed, ~0.5 us per call plus Python
-# overhead) instead of the table-driven kernel (~1.3 GB/s). With SSE4.2 the
-# kernel computes CRC-32C in hardware (~8 GB/s) and checks every v2 batch
-# itself.
+# v2 batches whose checksummed bytes exceed this are verified afterwards with
+# the crc32c library (hardware speed, ~0.5 us per call plus Python overhead)
+# instead of the table-driven kernel (~1.3 GB/s). With SSE4.2 the kernel
+# computes CRC-32C in hardware (~8 GB/s) and checks every v2 batch itself.
+# Legacy messages (CRC-32) are always checked afterwards, with zlib.
 CRC_INLINE_MAX = 2048
 CRC32C_INLINE_MAX = K.INT64_MAX if K.HW_CRC32C else CRC_INLINE_MAX
 
@@ -151,22 +147,27 @@ def scan_record_set(buf) -> dict[str, np.ndarray]:
     """Header fields of every complete top-level entry of a record set (no
     record decoding): for diagnostics and tests. Checksums are verified."""
     a = readonly_u8(buf)
-    e = _scan(a, memoryview(a), "", -1)
+    k = kernels_for("decode", a.shape[0])
+    e = _scan(k, a, memoryview(a), "", -1)
+    uncompressed_control = (e["ctrl"] == K.CTRL_UNPARSED) & ((e["attr"] & 7) == 0) & (e["count"] > 0)
+    for i in np.flatnonzero(uncompressed_control).tolist():
+        e["ctrl"][i] = _control_type_at(k, a, int(e["pos"][i]), int(e["size"][i]))
     return e
 
 
-def _scan(a, mv, topic, partition):
-    n_entries, end_pos, st, err_pos = K.count_entries(a)
+def _scan(k, a, mv, topic, partition):
+    n_entries, end_pos, st, err_pos = k.count_entries(a)
     if st != K.OK:
         raise _fail(topic, partition, _I64.unpack_from(mv, err_pos)[0], st)
     n = int(n_entries)
     e = {
-        k: np.empty(n, dtype=np.int64)
-        for k in ("pos", "size", "magic", "attr", "base_offset", "last_delta", "count", "pid", "base_ts", "max_ts", "ctrl")
+        name: np.empty(n, dtype=np.int64)
+        for name in ("pos", "size", "magic", "attr", "base_offset", "last_delta", "count", "pid", "base_ts", "max_ts",
+                     "ctrl")
     }
     e["crc_deferred"] = np.empty(n, dtype=np.uint8)
-    st, idx = K.scan_entries(
-        a, n, CRC32C_INLINE_MAX, CRC_INLINE_MAX, e["pos"], e["size"], e["magic"], e["attr"], e["base_offset"], e["last_delta"],
+    st, idx = k.scan_entries(
+        a, n, CRC32C_INLINE_MAX, e["pos"], e["size"], e["magic"], e["attr"], e["base_offset"], e["last_delta"],
         e["count"], e["pid"], e["base_ts"], e["max_ts"], e["ctrl"], e["crc_deferred"],
     )
     if st != K.OK:
@@ -184,9 +185,14 @@ def _scan(a, mv, topic, partition):
     return e
 
 
-def _control_type_py(data: bytes) -> int:
+def _control_type_at(k, a, p: int, size: int) -> int:
+    """ControlRecordType (``CTRL_*``) of the uncompressed control batch of ``size`` bytes at ``a[p]``."""
+    return int(k.control_type(a, p + K.V2_HEADER_SIZE, p + size))
+
+
+def _control_type_py(k, data: bytes) -> int:
     """ControlRecordType of the first record of a decompressed control batch."""
-    return int(K._control_type(readonly_u8(data), 0, len(data)))
+    return int(k.control_type(readonly_u8(data), 0, len(data)))
 
 
 def decode_record_set(
@@ -216,11 +222,19 @@ def decode_record_set(
     together would inflate to more than ``max_decompressed_bytes``.
     """
     a = readonly_u8(buf)
+    k = kernels_for("decode_headers" if include_headers else "decode", a.shape[0])
+    return _decode(k, a, start_offset, end_offset, read_committed, aborted_transactions, include_headers, topic,
+                   partition, max_decompressed_bytes)
+
+
+def _decode(k, a, start_offset, end_offset, read_committed, aborted_transactions, include_headers, topic, partition,
+            max_decompressed_bytes) -> DecodedRecords:
+    """decode_record_set with the kernels ``k``."""
     mv = memoryview(a)
     n_bytes = a.shape[0]
     start_offset = int(start_offset)
     end = K.INT64_MAX if end_offset is None else int(end_offset)
-    e = _scan(a, mv, topic, partition)
+    e = _scan(k, a, mv, topic, partition)
     n_entries = e["pos"].shape[0]
     bytes_decoded = e["end_pos"]
     if n_entries == 0:
@@ -242,15 +256,18 @@ def decode_record_set(
     if read_committed and aborted_transactions:
         ctrl = e["ctrl"]
         for i in np.flatnonzero((ctrl == K.CTRL_UNPARSED) & (e["pid"] >= 0)).tolist():
-            p = int(e["pos"][i])
-            data = _decompress_entry(mv, p, int(e["size"][i]), 2, int(codec[i]), topic, partition,
-                                     int(base_offset[i]), max_decompressed_bytes, max_decompressed_bytes)
-            ctrl[i] = _control_type_py(data) if e["count"][i] > 0 else K.CTRL_UNKNOWN
+            p, size = int(e["pos"][i]), int(e["size"][i])
+            if codec[i] == 0:
+                ctrl[i] = _control_type_at(k, a, p, size) if e["count"][i] > 0 else K.CTRL_UNKNOWN
+            else:  # decompressed even when it declares no records: corrupt data fails as it always did
+                data = _decompress_entry(mv, p, size, 2, int(codec[i]), topic, partition, int(base_offset[i]),
+                                         max_decompressed_bytes, max_decompressed_bytes)
+                ctrl[i] = _control_type_py(k, data) if e["count"][i] > 0 else K.CTRL_UNKNOWN
         ab = np.asarray(aborted_transactions, dtype=np.int64).reshape(-1, 2)
         order = np.argsort(ab[:, 1], kind="stable")
         ab_pid = np.ascontiguousarray(ab[order, 0])
         ab_first = np.ascontiguousarray(ab[order, 1])
-        st, idx = K.txn_filter(magic, attr, e["pid"], last_offset, ctrl, ab_pid, ab_first, np.unique(ab_pid), keep)
+        st, idx = k.txn_filter(magic, attr, e["pid"], last_offset, ctrl, ab_pid, ab_first, np.unique(ab_pid), keep)
         if st != K.OK:
             raise _fail(topic, partition, int(base_offset[idx]), st)
 
@@ -310,7 +327,9 @@ def decode_record_set(
 
     cap = int(caps.sum())
     out = np.empty((K.O_ROWS, cap), dtype=np.int64)
-    n, st, r = K.decode_regions(a, b, reg, start_offset, end, out)
+    # modern data needs only the v2 kernel, which does not compile the legacy code
+    decode_regions = k.decode_v2_regions if (reg[K.R_KIND] == K.KIND_V2).all() else k.decode_regions
+    n, st, r = decode_regions(a, b, reg, start_offset, end, out)
     if st != K.OK:
         raise _fail(topic, partition, int(base_offset[kept[r]]), st)
     n = int(n)
@@ -325,9 +344,9 @@ def decode_record_set(
     o_vpos = out[K.O_VPOS, :n]
     o_hpos = out[K.O_HPOS, :n]
     o_hcnt = out[K.O_HCNT, :n]
-    key = _gather(a, b, o_kpos, o_klen)
-    value = _gather(a, b, o_vpos, o_vlen)
-    headers = _build_headers(a, b, o_hpos, o_hcnt, topic, partition) if include_headers else None
+    key = _gather(k, a, b, o_kpos, o_klen)
+    value = _gather(k, a, b, o_vpos, o_vlen)
+    headers = _build_headers(k, a, b, o_hpos, o_hcnt, topic, partition) if include_headers else None
     return DecodedRecords(
         offset=o_offset.copy(),
         timestamp=out[K.O_TS, :n].copy(),
@@ -369,19 +388,19 @@ def _decompress_entry(mv, p, size, magic, codec, topic, partition, base_offset, 
         raise _fail(topic, partition, base_offset, str(exc)) from exc
 
 
-def _gather(a, b, pos, length) -> pa.Array:
+def _gather(k, a, b, pos, length) -> pa.Array:
     n = pos.shape[0]
     total = int(np.maximum(length, 0).sum(dtype=np.int64))
     offsets = np.empty(n + 1, dtype=np.int32 if total <= _INT32_MAX else np.int64)
     data = np.empty(total, dtype=np.uint8)
-    K.gather_binary(a, b, pos, length, offsets, data)
+    k.gather_binary(a, b, pos, length, offsets, data)
     valid = length >= 0
     return make_binary_array(offsets, data, None if valid.all() else valid, n)
 
 
-def _build_headers(a, b, hpos, hcnt, topic, partition) -> pa.Array:
+def _build_headers(k, a, b, hpos, hcnt, topic, partition) -> pa.Array:
     n = hpos.shape[0]
-    nh, kb, vb = (int(x) for x in K.header_totals(a, b, hpos, hcnt))
+    nh, kb, vb = (int(x) for x in k.header_totals(a, b, hpos, hcnt))
     if nh > _INT32_MAX or kb > _INT32_MAX or vb > _INT32_MAX:
         raise _fail(topic, partition, -1, "record headers exceed 2 GiB")
     list_offsets = np.empty(n + 1, dtype=np.int32)
@@ -390,7 +409,7 @@ def _build_headers(a, b, hpos, hcnt, topic, partition) -> pa.Array:
     k_data = np.empty(kb, dtype=np.uint8)
     v_data = np.empty(vb, dtype=np.uint8)
     v_valid = np.empty(nh, dtype=np.uint8)
-    K.header_fill(a, b, hpos, hcnt, list_offsets, k_offsets, k_data, v_offsets, v_data, v_valid)
+    k.header_fill(a, b, hpos, hcnt, list_offsets, k_offsets, k_data, v_offsets, v_data, v_valid)
     keys = pa.Array.from_buffers(pa.string(), nh, [None, pa.py_buffer(k_offsets), pa.py_buffer(k_data)])
     try:
         keys.validate(full=True)
@@ -414,184 +433,27 @@ def _build_headers(a, b, hpos, hcnt, topic, partition) -> pa.Array:
     )
 
 
-# ---------------------------------------------------------------------------
-# encoding
-# ---------------------------------------------------------------------------
-_HEADER = struct.Struct(">qiibIhiqqqhii")
-assert _HEADER.size == K.V2_HEADER_SIZE
+def _sample_fetch() -> np.ndarray:
+    """Two small v2 batches (plain and lz4, with headers), encoded by the pure-Python kernels."""
+    from . import pure
+    from .encoding import _Columns
+
+    headers = pa.array([[{"key": "h", "value": b"v"}], None], type=HEADERS_TYPE)
+    cols = _Columns(pa.array([b"value", None]), pa.array([b"key", None]), 0, headers, kernels=pure)
+    batches = [cols.encode_batch(0, 2, codec=codec, producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                 transactional=False, base_offset=2 * i, partition_leader_epoch=-1)
+               for i, codec in enumerate((0, 3))]
+    return readonly_u8(b"".join(batches))
 
 
-class _Columns:
-    """Canonical numpy views of the columns of a produce request."""
-
-    __slots__ = ("n", "ts", "k_off", "k_data", "k_valid", "v_off", "v_data", "v_valid",
-                 "h_list", "hk_off", "hk_data", "hv_off", "hv_data", "hv_valid")
-
-    def __init__(self, values, keys, timestamps_ms, headers):
-        self.v_off, self.v_data, self.v_valid = binary_parts(values, "values")
-        n = self.n = self.v_valid.shape[0]
-        if keys is None:
-            self.k_off, self.k_data, self.k_valid = np.zeros(n + 1, np.int64), _EMPTY_U8, np.zeros(n, np.uint8)
-        else:
-            self.k_off, self.k_data, self.k_valid = binary_parts(keys, "keys")
-            if self.k_valid.shape[0] != n:
-                raise ValueError(f"keys has {self.k_valid.shape[0]} rows, values has {n}")
-        if timestamps_ms is None:
-            self.ts = np.full(n, int(time.time() * 1000), dtype=np.int64)
-        elif isinstance(timestamps_ms, (int, np.integer)):
-            self.ts = np.full(n, int(timestamps_ms), dtype=np.int64)
-        else:
-            if isinstance(timestamps_ms, (pa.Array, pa.ChunkedArray)):
-                if pa.types.is_timestamp(timestamps_ms.type):
-                    timestamps_ms = timestamps_ms.cast(pa.timestamp("ms")).cast(pa.int64())
-                timestamps_ms = timestamps_ms.to_numpy(zero_copy_only=False)
-            ts = np.asarray(timestamps_ms)
-            if ts.dtype.kind == "M":
-                ts = ts.astype("datetime64[ms]").view(np.int64)
-            self.ts = np.ascontiguousarray(ts, dtype=np.int64).reshape(-1)
-            if self.ts.shape[0] != n:
-                raise ValueError(f"timestamps_ms has {self.ts.shape[0]} rows, values has {n}")
-        if headers is None:
-            self.h_list = np.zeros(n + 1, np.int64)
-            self.hk_off, self.hk_data = np.zeros(1, np.int64), _EMPTY_U8
-            self.hv_off, self.hv_data, self.hv_valid = np.zeros(1, np.int64), _EMPTY_U8, np.zeros(0, np.uint8)
-        else:
-            self.h_list, (self.hk_off, self.hk_data, _), (self.hv_off, self.hv_data, self.hv_valid) = header_parts(
-                headers, n
-            )
-
-    def size(self, first, last, base_ts):
-        return K.encoded_records_size(
-            first, last, base_ts, self.ts, self.k_off, self.k_valid, self.v_off, self.v_valid,
-            self.h_list, self.hk_off, self.hv_off, self.hv_valid,
-        )
-
-    def encode_into(self, out, pos, first, last, base_ts):
-        return K.encode_records(
-            out, pos, first, last, base_ts, self.ts,
-            self.k_off, self.k_data, self.k_valid, self.v_off, self.v_data, self.v_valid,
-            self.h_list, self.hk_off, self.hk_data, self.hv_off, self.hv_data, self.hv_valid,
-        )
-
-    def encode_batch(self, first, last, *, codec, producer_id, producer_epoch, base_sequence, transactional,
-                     base_offset, partition_leader_epoch) -> bytes:
-        count = last - first
-        if count <= 0:
-            raise ValueError("a record batch needs at least one record")
-        ts = self.ts[first:last]
-        base_ts = int(ts[0])
-        max_ts = int(ts.max())
-        size = int(self.size(first, last, base_ts))
-        hs = K.V2_HEADER_SIZE
-        if codec == 0:
-            buf = bytearray(hs + size)
-            end = self.encode_into(np.frombuffer(buf, dtype=np.uint8), hs, first, last, base_ts)
-        else:
-            rec = np.empty(size, dtype=np.uint8)
-            end = self.encode_into(rec, 0, first, last, base_ts)
-            payload = compress(codec, rec)
-            buf = bytearray(hs + len(payload))
-            buf[hs:] = payload
-            end = len(buf)
-        assert end == len(buf), (end, len(buf))
-        attrs = codec | (0x10 if transactional else 0)
-        _HEADER.pack_into(
-            buf, 0, base_offset, len(buf) - 12, partition_leader_epoch, 2, 0, attrs, count - 1,
-            base_ts, max_ts, producer_id, producer_epoch, base_sequence, count,
-        )
-        struct.pack_into(">I", buf, 17, _crc32c.crc32c(memoryview(buf)[21:]))
-        return bytes(buf)
+def _decode_sample(kernels, include_headers: bool) -> None:
+    res = _decode(kernels, _sample_fetch(), 0, None, False, None, include_headers, "", -1,
+                  DEFAULT_MAX_DECOMPRESSED_BYTES)
+    assert res.record_count == 4, res.record_count
 
 
-def _check_producer(producer_id, producer_epoch, base_sequence, transactional):
-    if transactional and producer_id < 0:
-        raise ValueError("a transactional batch needs a producer id")
-    if not (-(2**63) <= producer_id < 2**63 and -(2**15) <= producer_epoch < 2**15 and -(2**31) <= base_sequence < 2**31):
-        raise ValueError("producer_id / producer_epoch / base_sequence out of range")
+register_sample("decode", lambda kernels: _decode_sample(kernels, False))
+register_sample("decode_headers", lambda kernels: _decode_sample(kernels, True))
 
-
-def encode_record_batch(
-    values,
-    keys=None,
-    *,
-    timestamps_ms=None,
-    headers=None,
-    compression: str = "none",
-    producer_id: int = -1,
-    producer_epoch: int = -1,
-    base_sequence: int = -1,
-    transactional: bool = False,
-    base_offset: int = 0,
-    partition_leader_epoch: int = -1,
-) -> bytes:
-    """Encodes one record batch (magic 2) from Arrow columns.
-
-    ``values``/``keys``: binary, large_binary, string, large_string (or their
-    view types, which are cast); nulls become null keys/values.
-    ``timestamps_ms``: None (now), an int (all records), or one int64 per
-    record (numpy array, sequence, or Arrow int64/timestamp array).
-    ``headers``: list<struct<key: string|binary, value: binary|string>>
-    (null lists = no headers; keys must not be null).
-    Offset deltas are 0..n-1, timestamp type CreateTime, CRC-32C computed.
-    """
-    c = codec_id(compression)
-    _check_producer(producer_id, producer_epoch, base_sequence, transactional)
-    cols = _Columns(values, keys, timestamps_ms, headers)
-    return cols.encode_batch(
-        0, cols.n, codec=c, producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
-        transactional=transactional, base_offset=base_offset, partition_leader_epoch=partition_leader_epoch,
-    )
-
-
-def split_batches(values, keys=None, *, timestamps_ms=None, headers=None, max_batch_bytes: int = 1 << 20) -> np.ndarray:
-    """Row boundaries ``[0, b1, ..., n]`` cutting the rows into batches whose
-    uncompressed v2 encoding (61-byte header included) is at most
-    ``max_batch_bytes``; a record larger than that gets a batch of its own.
-    Slice the columns with ``arr.slice(b[i], b[i+1] - b[i])`` (zero-copy) or
-    use :func:`encode_record_batches`."""
-    if max_batch_bytes <= K.V2_HEADER_SIZE:
-        raise ValueError("max_batch_bytes must exceed the 61-byte batch header")
-    cols = _Columns(values, keys, 0 if timestamps_ms is None else timestamps_ms, headers)
-    return _split(cols, max_batch_bytes)
-
-
-def _split(cols: _Columns, max_batch_bytes: int) -> np.ndarray:
-    return K.split_points(
-        max_batch_bytes, cols.ts, cols.k_off, cols.k_valid, cols.v_off, cols.v_valid,
-        cols.h_list, cols.hk_off, cols.hv_off, cols.hv_valid,
-    )
-
-
-def encode_record_batches(
-    values,
-    keys=None,
-    *,
-    timestamps_ms=None,
-    headers=None,
-    compression: str = "none",
-    max_batch_bytes: int = 1 << 20,
-    producer_id: int = -1,
-    producer_epoch: int = -1,
-    base_sequence: int = -1,
-    transactional: bool = False,
-) -> list[bytes]:
-    """Cuts the rows with :func:`split_batches` and encodes each batch; the
-    base sequence advances by each batch's record count (when >= 0)."""
-    c = codec_id(compression)
-    _check_producer(producer_id, producer_epoch, base_sequence, transactional)
-    if max_batch_bytes <= K.V2_HEADER_SIZE:
-        raise ValueError("max_batch_bytes must exceed the 61-byte batch header")
-    cols = _Columns(values, keys, timestamps_ms, headers)
-    bounds = _split(cols, max_batch_bytes).tolist()
-    out = []
-    seq = base_sequence
-    for first, last in zip(bounds[:-1], bounds[1:]):
-        out.append(
-            cols.encode_batch(
-                first, last, codec=c, producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=seq,
-                transactional=transactional, base_offset=0, partition_leader_epoch=-1,
-            )
-        )
-        if seq >= 0:
-            seq = (seq + last - first) & 0x7FFFFFFF
-    return out
+# the encoding side lives in encoding.py; these names stay importable from here
+from .encoding import encode_record_batch, encode_record_batches, split_batches  # noqa: E402,F401

@@ -13,9 +13,9 @@ Java client's rule; with inner offsets 0..n-1 that is
 ``wrapper_offset - (n - 1) + inner``). For magic 0 inner offsets are absolute.
 A magic-1 wrapper with LogAppendTime overrides its inner timestamps.
 
-The per-record work happens in ``kernels`` (``_legacy_message``,
-``_legacy_inner``); this module holds the Python-side helpers that run once
-per compressed wrapper.
+The per-record work happens in the kernels (``legacy_message`` and
+``legacy_inner`` of ``jit/decode_legacy.py`` or ``pure/decode_legacy.py``);
+this module holds the Python-side helpers that run once per compressed wrapper.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Java client's default partitioner hash.
+"""The Java client's default partitioner: its hash (murmur2) and the partition of each key.
 
 ``murmur2`` is ``org.apache.kafka.common.utils.Utils.murmur2`` (seed
 0x9747b28c, returns a signed 32-bit int as Java does); the partition of a
@@ -9,38 +9,13 @@ keyed record is ``toPositive(murmur2(key)) % numPartitions`` with
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
-from . import kernels as K
 from ._arrow import binary_parts
+from .pure.murmur2 import murmur2
+from .warming import kernels_for, register_sample
 
-_M = 0x5BD1E995
-_MASK = 0xFFFFFFFF
-
-
-def murmur2(data: bytes) -> int:
-    """Plain-Python reference of Java's Utils.murmur2 (signed 32-bit result)."""
-    data = bytes(data)
-    length = len(data)
-    h = (0x9747B28C ^ length) & _MASK
-    for i in range(0, length - length % 4, 4):
-        k = int.from_bytes(data[i : i + 4], "little")
-        k = (k * _M) & _MASK
-        k ^= k >> 24
-        k = (k * _M) & _MASK
-        h = ((h * _M) & _MASK) ^ k
-    tail = length & ~3
-    rem = length % 4
-    if rem >= 3:
-        h ^= data[tail + 2] << 16
-    if rem >= 2:
-        h ^= data[tail + 1] << 8
-    if rem >= 1:
-        h ^= data[tail]
-        h = (h * _M) & _MASK
-    h ^= h >> 13
-    h = (h * _M) & _MASK
-    h ^= h >> 15
-    return h - (1 << 32) if h >= 1 << 31 else h
+__all__ = ["murmur2", "murmur2_array", "partition_for_key", "partition_for_keys", "to_positive"]
 
 
 def to_positive(h: int) -> int:
@@ -59,7 +34,7 @@ def partition_for_keys(keys, num_partitions: int) -> np.ndarray:
         raise ValueError("num_partitions must be positive")
     offsets, data, valid = binary_parts(keys, "keys")
     out = np.empty(valid.shape[0], dtype=np.int32)
-    K.murmur2_partitions(offsets, data, valid, num_partitions, out)
+    kernels_for("partition", data.nbytes).murmur2_partitions(offsets, data, valid, num_partitions, out)
     return out
 
 
@@ -67,5 +42,19 @@ def murmur2_array(keys) -> np.ndarray:
     """Signed 32-bit murmur2 of every key (0 for null keys), as int32."""
     offsets, data, valid = binary_parts(keys, "keys")
     out = np.empty(valid.shape[0], dtype=np.int32)
-    K.murmur2_hashes(offsets, data, valid, out)
+    kernels_for("hash", data.nbytes).murmur2_hashes(offsets, data, valid, out)
     return out
+
+
+def _sample(kernels) -> None:
+    offsets, data, valid = binary_parts(pa.array([b"key", None]), "keys")
+    kernels.murmur2_partitions(offsets, data, valid, 3, np.empty(2, dtype=np.int32))
+
+
+def _hash_sample(kernels) -> None:
+    offsets, data, valid = binary_parts(pa.array([b"key", None]), "keys")
+    kernels.murmur2_hashes(offsets, data, valid, np.empty(2, dtype=np.int32))
+
+
+register_sample("partition", _sample)
+register_sample("hash", _hash_sample)

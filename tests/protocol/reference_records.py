@@ -1,7 +1,7 @@
-"""Plain-Python reference implementations of the kernels (slow, obvious).
+"""The test oracle: an obvious, slow record-set decoder and encoder (struct, Python ints, bytes slices).
 
-Written independently of ``kernels.py`` (struct, Python ints, bytes slices)
-so the tests can check that both agree. Not used on any hot path.
+Written independently of both kernel implementations (``records/jit`` and ``records/pure``), and shaped
+differently (lists of records, not Arrow buffers), so the tests can check that all three agree.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import zlib
 
 import crc32c as _crc32c
 
-from .compression import decompress
+from spark_kwire.protocol.records.compression import decompress
 
 
 class RefDecodeError(Exception):
