@@ -15,8 +15,6 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "spark_kwire"
 # Files that are allowed to be longer: the message declarations and the engine that reads them.
 SIZE_EXCEPTIONS = {"spark_kwire/protocol/messages.py", "spark_kwire/protocol/schema.py"}
-# Being split on other branches of issue #19 (SASL/TLS modules; kernels by pass): remove once those land.
-SIZE_EXCEPTIONS |= {"spark_kwire/client/security.py"}
 MAX_LINES = 600
 
 
