@@ -20,7 +20,7 @@ RELEASE_TESTS ?= tests/spark/test_spark_releases.py tests/spark/test_registratio
 # The whole suite runs in this many pytest-xdist workers, each with its own broker and Spark session (test
 # files stay whole on one worker, so their module fixtures are made once). The suite mostly waits on brokers
 # and Spark, not on the CPU: measured on 2 cores, see .ci/test-matrix.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 2
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' spark_kwire/_version.py)
 WHEEL := dist/spark_kwire-$(VERSION)-py3-none-any.whl
 PACKAGE_SOURCES := pyproject.toml README.md pyspark_kwire.py $(shell find spark_kwire -name '*.py')
