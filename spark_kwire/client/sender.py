@@ -390,7 +390,8 @@ class Sender:
                 return []
         finally:
             self._sleeping = False
-            self.times.since("wait" if heads else "idle", started)
+            if heads:  # waiting for answers; sleeping with nothing in flight costs the task nothing
+                self.times.since("wait", started)
         if self._wake_r in ready:
             try:
                 while self._wake_r.recv(4096):
