@@ -184,6 +184,15 @@ class BrokerConnection:
     def in_flight(self) -> int:
         return len(self._inflight)
 
+    def readable_socket(self):
+        """The socket to wait on with ``select()`` for answers (None when closed), and whether answer bytes
+        already wait decrypted in the TLS layer, where ``select()`` cannot see them."""
+        sock = self._sock
+        if sock is None:
+            return None, False
+        pending = getattr(sock, "pending", None)
+        return sock, bool(pending is not None and pending())
+
     @property
     def api_versions(self) -> dict[int, tuple[int, int]]:
         """The broker's ``{api_key: (min_version, max_version)}`` from ApiVersions."""

@@ -3,8 +3,14 @@ number and whether a batch of this producer id has been acknowledged there.
 
 The accumulator stamps each encoded batch with the producer id, epoch and base sequence taken from here;
 the sender asks whether a partition is confirmed (until then only its first batch may be in flight) and
-marks it confirmed on the first acknowledgement. A transaction manager extends this state (a transactional
-id, epoch bumps, the partitions of the open transaction).
+marks it confirmed on the first acknowledgement.
+
+The state outlives one write when a producer is reused (e.g. by the next Spark task in the same Python worker):
+:meth:`IdempotenceState.forget_confirmations` makes every partition's next batch go alone again (the broker may
+have dropped its state for this producer meanwhile), and :meth:`IdempotenceState.start_over` drops the producer id
+after a failure, so that the next write asks for a new one. A transaction manager owns this object too: it sets
+``transactional_id`` (sent in InitProducerId and Produce; batches are then marked transactional) and bumps the
+epoch through :meth:`IdempotenceState.init_producer_id`.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ class IdempotenceState:
         self.enabled = bool(enabled)
         self.producer_id = -1
         self.producer_epoch = -1
+        self.transactional_id: str | None = None  # set by a transaction manager
         self._next_sequence: dict[TopicPartition, int] = {}
         self._confirmed: set[TopicPartition] = set()  # partitions with an acknowledged batch of this producer id
 
@@ -37,13 +44,30 @@ class IdempotenceState:
     def needs_producer_id(self) -> bool:
         return self.enabled and self.producer_id < 0
 
+    @property
+    def transactional(self) -> bool:
+        """Whether batches are part of a transaction (a transactional id is set)."""
+        return self.enabled and self.transactional_id is not None
+
+    def start_over(self) -> None:
+        """Forget the producer id, epoch and sequences: the next write gets a new producer id."""
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self._next_sequence.clear()
+        self._confirmed.clear()
+
+    def forget_confirmations(self) -> None:
+        """Treat every partition as not yet confirmed (its next batch goes alone until acknowledged)."""
+        self._confirmed.clear()
+
     def init_producer_id(self, client, budget_ms: int) -> None:
         """Get a producer id and epoch (InitProducerId without a transactional id), retrying within ``budget_ms``.
 
         Raises :class:`~spark_kwire.client.errors.RetriesExhaustedError` or a broker's
         :class:`~spark_kwire.protocol.errors.KafkaApiError`."""
         def body(version: int) -> dict:
-            return {"transactional_id": None, "transaction_timeout_ms": client.config.transaction_timeout_ms,
+            return {"transactional_id": self.transactional_id,
+                    "transaction_timeout_ms": client.config.transaction_timeout_ms,
                     "producer_id": -1, "producer_epoch": -1}
 
         def attempt() -> dict:

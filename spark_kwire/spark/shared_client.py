@@ -1,26 +1,74 @@
-"""One KafkaClient per distinct configuration in each Python process, shared by the Spark layer's readers,
-writers and planners."""
+"""What a Python process shares between the Spark tasks it runs (Spark reuses Python workers, one task at a
+time each): one KafkaClient per distinct configuration, and the idempotent producers of tasks that ended
+cleanly, so that the next task's write needs no connection set-up, no InitProducerId and no metadata request."""
 
 from __future__ import annotations
 
 import threading
+import time
+from contextlib import contextmanager
+from typing import Iterator
 
 from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.kafka_client import KafkaClient
+from spark_kwire.client.producer import Producer
 
-__all__ = ["shared_client"]
+__all__ = ["shared_client", "leased_producer", "PRODUCER_REUSE_IDLE_S"]
+
+# A producer left idle longer than this is not reused: the next task asks for a new producer id.
+PRODUCER_REUSE_IDLE_S = 600.0
 
 _clients: dict[tuple, KafkaClient] = {}
-_clients_lock = threading.Lock()
+_idle_producers: dict[tuple, list[Producer]] = {}
+_lock = threading.Lock()
+
+
+def _key(kafka_params: dict) -> tuple:
+    return tuple(sorted(kafka_params.items()))
 
 
 def shared_client(kafka_params: dict) -> KafkaClient:
     """One client per distinct configuration in this Python process, reused across Spark tasks
     (Spark reuses Python workers), so a task does not pay for connecting and negotiating again."""
-    key = tuple(sorted(kafka_params.items()))
-    with _clients_lock:
+    key = _key(kafka_params)
+    with _lock:
         client = _clients.get(key)
         if client is None:
             client = KafkaClient(ClientConfig.from_kafka_options(kafka_params))
             _clients[key] = client
         return client
+
+
+@contextmanager
+def leased_producer(kafka_params: dict) -> Iterator[Producer]:
+    """A producer for one task's write, on the shared client of ``kafka_params``.
+
+    It is the producer of an earlier task of this process when that task's write ended with everything
+    acknowledged (nothing in doubt) less than PRODUCER_REUSE_IDLE_S ago: the same producer id, with the sequence
+    numbers going on, and each partition's first batch alone in flight again. A write that raises, or leaves
+    anything unacknowledged, closes its producer, so the next task starts clean with a new producer id."""
+    key = _key(kafka_params)
+    client = shared_client(kafka_params)
+    producer = None
+    with _lock:
+        idle = _idle_producers.get(key, [])
+        while idle and producer is None:
+            candidate = idle.pop()
+            if candidate.reusable and time.monotonic() - candidate.last_used < PRODUCER_REUSE_IDLE_S:
+                producer = candidate
+            else:
+                candidate.close()
+    if producer is None:
+        producer = Producer(client)
+    else:
+        producer.prepare_for_reuse()
+    try:
+        yield producer
+    except BaseException:
+        producer.close()
+        raise
+    if producer.reusable:
+        with _lock:
+            _idle_producers.setdefault(key, []).append(producer)
+    else:
+        producer.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -21,7 +23,7 @@ from spark_kwire.spark.capabilities import ARROW_STREAM_WRITER
 from spark_kwire.spark.errors import KwireOptionError, KwireWriteError
 from spark_kwire.spark.options import WriteOptions
 from spark_kwire.spark.row_batches import rows_to_batches
-from spark_kwire.spark.shared_client import shared_client
+from spark_kwire.spark.shared_client import leased_producer
 
 log = logging.getLogger("spark_kwire")
 
@@ -133,8 +135,9 @@ def partitions_for_write(client, topic: str) -> list[int]:
 
 @dataclass
 class WriteReport(WriterCommitMessage):
-    """What one task wrote: records acknowledged per (topic, partition)."""
+    """What one task wrote: records acknowledged per (topic, partition); with KWIRE_PROFILE, where its time went."""
     written: dict = field(default_factory=dict)
+    profile: dict | None = None
 
 
 _ARROW_HEADERS = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
@@ -162,20 +165,25 @@ def _binary(column: pa.Array | pa.ChunkedArray) -> pa.Array:
 class _TaskWriter:
     """Routes Arrow batches of one Spark task to partitions and hands them to the idempotent producer."""
 
-    def __init__(self, options: WriteOptions) -> None:
+    def __init__(self, options: WriteOptions, producer: Producer) -> None:
         self.options = options
-        self.client = shared_client(options.kafka)
-        self.producer = Producer(self.client)
+        self.producer = producer
+        self.times = producer.times
         self.round_robin: dict[str, int] = {}
         self.partition_counts: dict[str, int] = {}
 
     def _partition_count(self, topic: str) -> int:
-        """Partitions of `topic`, asked once per task (every Arrow batch would otherwise ask the cluster)."""
+        """Partitions of `topic`, fixed for the task (keys map to the same partitions in all its batches). The
+        producer remembers them across the tasks of this process for PARTITION_COUNT_MAX_AGE_MS; when it must
+        ask, it asks as the Java producer does, letting the cluster auto-create a missing topic."""
         if topic not in self.partition_counts:
-            self.partition_counts[topic] = len(partitions_for_write(self.client, topic))
+            client = self.producer.client
+            self.partition_counts[topic] = self.producer.partition_count(
+                topic, lookup=lambda t: partitions_for_write(client, t))
         return self.partition_counts[topic]
 
     def add(self, batch: pa.RecordBatch) -> None:
+        started = time.perf_counter()
         names = sink_columns(batch.schema.names)
         n = batch.num_rows
         if n == 0:
@@ -197,16 +205,12 @@ class _TaskWriter:
                 groups = [(unique[0], None)]
             else:
                 groups = [(t, np.flatnonzero(pc.equal(topic_col, t).to_numpy(zero_copy_only=False))) for t in unique]
+        self.times.since("prepare", started)
         for topic, rows in groups:
             self._add_topic(topic, rows, value, key, headers, partition_col)
 
-    def _add_topic(self, topic, rows, value, key, headers, partition_col) -> None:
-        if rows is not None:
-            indices = pa.array(rows)
-            value = value.take(indices)
-            key = key.take(indices) if key is not None else None
-            headers = headers.take(indices) if headers is not None else None
-            partition_col = partition_col.take(indices) if partition_col is not None else None
+    def _partitions(self, topic, value, key, partition_col) -> np.ndarray:
+        """The partition of every row: the 'partition' column, else murmur2 of the key, else spread evenly."""
         n = len(value)
         count = self._partition_count(topic)
         partitions = np.empty(n, dtype=np.int32)
@@ -215,6 +219,9 @@ class _TaskWriter:
             explicit = partition_col.to_numpy(zero_copy_only=False)
             valid = ~np.asarray(partition_col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
             bad = valid & ((explicit < 0) | (explicit >= count))
+            if bad.any() and not (valid & (explicit < 0)).any():
+                count = len(self.producer.client.partitions_for(topic))  # partitions may have been added since
+                bad = valid & (explicit >= count)
             if bad.any():
                 raise KwireWriteError(
                     f"Column 'partition' holds {int(explicit[bad][0])}, but topic '{topic}' has partitions 0..{count - 1}."
@@ -233,40 +240,58 @@ class _TaskWriter:
             first = self.round_robin.get(topic, 0)
             partitions[spread] = (first + (np.arange(len(spread)) * count) // len(spread)) % count
             self.round_robin[topic] = (first + 1) % count
-        order = np.argsort(partitions, kind="stable")
-        sorted_parts = partitions[order]
-        bounds = np.flatnonzero(np.diff(sorted_parts)) + 1
-        for chunk in np.split(order, bounds):
-            if not len(chunk):
-                continue
-            p = int(partitions[chunk[0]])
-            take = pa.array(chunk)
-            self.producer.send_batch(
-                topic, p, value.take(take), key.take(take) if key is not None else None,
-                headers=headers.take(take) if headers is not None else None,
-            )
+        return partitions
+
+    def _add_topic(self, topic, rows, value, key, headers, partition_col) -> None:
+        started = time.perf_counter()
+        if rows is not None:
+            indices = pa.array(rows)
+            value = value.take(indices)
+            key = key.take(indices) if key is not None else None
+            headers = headers.take(indices) if headers is not None else None
+            partition_col = partition_col.take(indices) if partition_col is not None else None
+        partitions = self._partitions(topic, value, key, partition_col)
+        self.times.since("partition", started)
+        self.producer.send_routed(topic, partitions, value, key, headers=headers)
 
     def finish(self) -> WriteReport:
-        try:
-            acknowledged = self.producer.flush()
-        finally:
-            self.producer.close()
-        return WriteReport(written={f"{t}:{p}": int(c) for (t, p), c in _counts(acknowledged).items()})
+        acknowledged = self.producer.flush()
+        return WriteReport(written={f"{t}:{p}": int(a.records) for (t, p), a in acknowledged.items()})
 
 
-def _counts(acknowledged) -> dict:
-    return {tp: ack.records for tp, ack in acknowledged.items()}
+_tasks_in_process = 0
 
 
 def write_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> WriteReport:
-    writer = _TaskWriter(options)
-    try:
+    """One task's write: every row handed over, flushed, and what the brokers acknowledged."""
+    global _tasks_in_process
+    _tasks_in_process += 1
+    started = time.perf_counter()
+    with leased_producer(options.kafka) as producer:
+        writer = _TaskWriter(options, producer)
+        times = producer.times
+        waited = times.since("lease", started)
         for batch in rows_to_batches(batches):
+            waited = times.since("spark_handoff", waited)
             writer.add(batch)
-    except BaseException:
-        writer.producer.close()  # a background flush stops after its current round instead of going on alone
-        raise
-    return writer.finish()
+            waited = time.perf_counter()
+        times.since("spark_handoff", waited)
+        report = writer.finish()
+        if times.enabled:
+            report.profile = _task_profile(producer, report, time.perf_counter() - started)
+    return report
+
+
+def _task_profile(producer: Producer, report: WriteReport, seconds: float) -> dict:
+    """Where this task's time went, also written as one JSON line to the file KWIRE_PROFILE names."""
+    profile = {"task_in_process": _tasks_in_process, "seconds": round(seconds, 6),
+               "records": sum(report.written.values()), "partitions": len(report.written),
+               "phases": producer.phase_times()}
+    target = os.environ.get("KWIRE_PROFILE", "")
+    if os.sep in target or target.endswith(".jsonl"):
+        with open(target, "a", encoding="utf-8") as out:
+            out.write(json.dumps(profile) + "\n")
+    return profile
 
 
 def _total(messages) -> int:

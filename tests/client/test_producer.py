@@ -342,25 +342,28 @@ def test_background_flush_failure_is_raised_by_the_next_call(client, create_topi
         producer.send_batch(topic_name, 0, pa.array([b"z"], pa.binary()))
 
 
-def test_linger_ms_bounds_how_long_appended_records_wait(bootstrap, client, create_topic, topic_name):
-    """kafka.linger.ms: records that waited that long are handed to the sender by the next append, and reach
-    the broker before flush(). Unset (the default), they wait for buffer.memory or flush()."""
+def test_linger_ms_is_how_long_an_open_batch_waits_for_more_rows(bootstrap, client, create_topic, topic_name):
+    """kafka.linger.ms, Kafka's meaning: a batch that is not full is sent linger.ms after its first row even when
+    no other row is appended (the sender's own timer); until then rows of later appends join it. Unset (kwire's
+    default), it waits for flush() (or buffer.memory)."""
     create_topic(topic_name, partitions=2)
     tp = (topic_name, 0)
-    with KafkaClient({"bootstrap.servers": bootstrap, "linger.ms": "100"}) as lingering:
+    with KafkaClient({"bootstrap.servers": bootstrap, "linger.ms": "1000"}) as lingering:
         producer = Producer(lingering)
-        assert producer.linger_ms == 100
+        assert producer.linger_ms == 1000
         producer.send_batch(topic_name, 0, pa.array([b"first"] * 10, pa.binary()))
-        assert producer.pending_records == 10  # younger than linger.ms: still waiting
-        time.sleep(0.2)  # the first records now wait longer than linger.ms
-        producer.send_batch(topic_name, 1, pa.array([b"second"] * 5, pa.binary()))
-        assert producer.pending_records == 0  # both handed to the sender
-        deadline = time.monotonic() + 30
-        while list_offsets(client, [tp], "latest")[tp][0] < 10 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert list_offsets(client, [tp], "latest")[tp][0] == 10, "not sent before flush()"
+        appended = time.monotonic()
+        producer.send_batch(topic_name, 0, pa.array([b"joins"] * 5, pa.binary()))
+        assert producer.pending_records == 15  # younger than linger.ms: waiting for more rows
+        deadline = appended + 30
+        while list_offsets(client, [tp], "latest")[tp][0] < 15 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        waited = time.monotonic() - appended
+        assert list_offsets(client, [tp], "latest")[tp][0] == 15, "not sent before flush()"
+        assert waited >= 0.95, f"sent {waited:.3f}s after the first row, before linger.ms"
+        assert producer.pending_records == 0
         acks = producer.flush()
-        assert {p: a.records for (_, p), a in acks.items()} == {0: 10, 1: 5}
+        assert acks[tp].records == 15 and acks[tp].batches == 1  # both appends in one record batch
 
     unset = Producer(client, batch_size=1024)
     assert unset.linger_ms is None
@@ -368,5 +371,51 @@ def test_linger_ms_bounds_how_long_appended_records_wait(bootstrap, client, crea
     time.sleep(0.2)
     unset.send_batch(topic_name, 0, pa.array([b"fourth"] * 10, pa.binary()))
     assert unset.pending_records == 20 and not unset.sending_in_background
+    assert list_offsets(client, [tp], "latest")[tp][0] == 15
     assert unset.flush()[tp].records == 20
     assert len(rdkafka_consume(bootstrap, topic_name, 35, partitions=2, extra_wait=0.3)) == 35
+
+
+def _hook_values(prefix: str, n: int) -> pa.Array:
+    return pa.array([f"{prefix}-{i}".encode() for i in range(n)], pa.binary())
+
+
+def test_first_batch_hook_sees_each_partition_once_per_admission_round(bootstrap, create_topic, topic_name):
+    """Sender.before_first_batch (where a transaction adds its partitions) runs before a partition's first batch is
+    sent, not for later batches, and again after forget_admitted_partitions()."""
+    create_topic(topic_name, partitions=4)
+    seen: list[list] = []
+    with KafkaClient({"bootstrap.servers": bootstrap, "batch.size": "1024"}) as client:
+        producer = Producer(client)
+        producer.sender.before_first_batch = lambda tps: seen.append(sorted(tps))
+        for p in (0, 1, 2):
+            producer.send_batch(topic_name, p, _hook_values(f"p{p}", 500))  # several batches each
+        producer.flush()
+        admitted = [tp for call in seen for tp in call]
+        assert sorted(admitted) == [(topic_name, 0), (topic_name, 1), (topic_name, 2)]
+        producer.send_batch(topic_name, 0, _hook_values("again", 10))
+        producer.flush()
+        assert len([tp for call in seen for tp in call]) == 3  # already admitted: no call
+        producer.sender.forget_admitted_partitions()
+        calls_before = len(seen)
+        producer.send_batch(topic_name, 3, _hook_values("new", 10))
+        producer.send_batch(topic_name, 0, _hook_values("once-more", 10))
+        producer.flush()
+        assert sorted(tp for call in seen[calls_before:] for tp in call) == [(topic_name, 0), (topic_name, 3)]
+
+
+def test_first_batch_hook_failure_fails_the_producer_and_sends_nothing(bootstrap, create_topic, topic_name):
+    create_topic(topic_name)
+    tp = (topic_name, 0)
+    with KafkaClient({"bootstrap.servers": bootstrap}) as client:
+        producer = Producer(client)
+
+        def refuse(tps):
+            raise ProduceError(topic_name, 0, "the transaction coordinator refused the partition")
+
+        producer.sender.before_first_batch = refuse
+        producer.send_batch(topic_name, 0, _hook_values("x", 10))
+        with pytest.raises(ProduceError, match="coordinator refused"):
+            producer.flush()
+        assert not producer.reusable
+        assert list_offsets(client, [tp], "latest")[tp][0] == 0
