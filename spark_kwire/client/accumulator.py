@@ -73,7 +73,8 @@ class RecordAccumulator:
             payloads = encode_record_batches(
                 values, keys, timestamps_ms=timestamps_ms, headers=headers, compression=self.compression,
                 max_batch_bytes=self.batch_size, producer_id=state.batch_producer_id,
-                producer_epoch=state.batch_producer_epoch, base_sequence=sequence)
+                producer_epoch=state.batch_producer_epoch, base_sequence=sequence,
+                transactional=state.transactional_id is not None)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"cannot encode records for {topic}-{partition}: {exc}") from exc
         if not self._queues:

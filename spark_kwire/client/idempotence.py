@@ -30,6 +30,7 @@ class IdempotenceState:
         self.enabled = bool(enabled)
         self.producer_id = -1
         self.producer_epoch = -1
+        self.transactional_id: str | None = None  # set by a TransactionManager: batches are then transactional
         self._next_sequence: dict[TopicPartition, int] = {}
         self._confirmed: set[TopicPartition] = set()  # partitions with an acknowledged batch of this producer id
 

@@ -51,9 +51,15 @@ class Producer:
                  idempotent: bool | None = None, batch_size: int | None = None, max_in_flight: int | None = None,
                  delivery_timeout_ms: int | None = None, request_timeout_ms: int | None = None,
                  max_request_size: int | None = None, buffer_memory: int | None = None,
-                 linger_ms: int | None = None) -> None:
+                 linger_ms: int | None = None, transaction=None) -> None:
         config = client.config
         self.client = client
+        #: a TransactionManager (transactions.py) whose transaction this producer writes in, or None
+        self._transaction = transaction
+        if transaction is not None:
+            if acks not in (None, -1, "all", "-1") or idempotent is False:
+                raise ConfigError("acks", acks, "all", reason="a transactional producer requires acks=all")
+            acks, idempotent = -1, True
         if acks is None:
             self.acks = config.acks
         elif isinstance(acks, int) and not isinstance(acks, bool) and acks in (-1, 0, 1):
@@ -83,7 +89,7 @@ class Producer:
         self.max_request_size = int(max_request_size or config.max_request_size)
         self.buffer_memory = int(buffer_memory if buffer_memory is not None else config.buffer_memory)
         self.linger_ms = linger_ms if linger_ms is not None else config.linger_ms
-        self._idempotence = IdempotenceState(self.idempotent)
+        self._idempotence = transaction.state if transaction is not None else IdempotenceState(self.idempotent)
         self._accumulator = RecordAccumulator(compression=self.compression, batch_size=self.batch_size,
                                               idempotence=self._idempotence)
         self._sender = Sender(client, self._idempotence, acks=self.acks, max_in_flight=self.max_in_flight,
@@ -178,7 +184,18 @@ class Producer:
     def _hand_off(self) -> None:
         """Give what waits to a background delivery (after the previous one ended)."""
         self._wait_for_sender()
-        self._sender.deliver_in_background(self._accumulator.drain())
+        batches = self._accumulator.drain()
+        self._join_transaction(batches)
+        self._sender.deliver_in_background(batches)
+
+    def _join_transaction(self, batches) -> None:
+        """Add the partitions of ``batches`` to the transaction (if any) before their first batch is sent."""
+        if self._transaction is not None:
+            try:
+                self._transaction.add_partitions(tp for tp, queue in batches.items() if queue)
+            except BaseException as exc:
+                self._failed = exc
+                raise
 
     def _send_partitioned(self, topic, values, keys, headers, timestamps_ms, partitions=None) -> int:
         import pyarrow as pa
@@ -239,6 +256,7 @@ class Producer:
         try:
             self._wait_for_sender()
             batches = self._accumulator.drain()
+            self._join_transaction(batches)
             self._sender.deliver(batches, timeout_ms)
         except BaseException as exc:
             self._failed = exc

@@ -263,7 +263,7 @@ class Sender:
             if version >= 13:
                 entry["topic_id"] = self.client.topic_info(topic).topic_id
             topic_data.append(entry)
-        return {"transactional_id": None, "acks": self.acks, "timeout_ms": self.request_timeout_ms,
+        return {"transactional_id": self.idempotence.transactional_id, "acks": self.acks, "timeout_ms": self.request_timeout_ms,
                 "topic_data": topic_data}
 
     def _send_round(self, plan, failures, deadline: float) -> dict[int, dict[tuple[str, int], tuple[int, Any, int]]]:
