@@ -19,6 +19,7 @@ from spark_kwire.client.producer import Producer
 from spark_kwire.protocol.records import partition_for_keys
 from spark_kwire.spark.capabilities import ARROW_STREAM_WRITER
 from spark_kwire.spark.errors import KwireOptionError, KwireWriteError
+from spark_kwire.spark.exactly_once import TaskTransaction, TaskTransactionWriter, abort_all, commit_all
 from spark_kwire.spark.options import WriteOptions
 from spark_kwire.spark.row_batches import rows_to_batches
 from spark_kwire.spark.shared_client import shared_client
@@ -133,8 +134,10 @@ def partitions_for_write(client, topic: str) -> list[int]:
 
 @dataclass
 class WriteReport(WriterCommitMessage):
-    """What one task wrote: records acknowledged per (topic, partition)."""
+    """What one task wrote: records acknowledged per (topic, partition); with exactly-once, the transaction
+    the driver is to commit (None when the task had nothing to commit)."""
     written: dict = field(default_factory=dict)
+    transaction: TaskTransaction | None = None
 
 
 _ARROW_HEADERS = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
@@ -165,7 +168,13 @@ class _TaskWriter:
     def __init__(self, options: WriteOptions) -> None:
         self.options = options
         self.client = shared_client(options.kafka)
-        self.producer = Producer(self.client)
+        self.transaction = None
+        if options.exactly_once:
+            self.transaction = TaskTransactionWriter(self.client, options.transactional_id_prefix,
+                                                     options.transaction_timeout_ms, options.topic)
+            self.producer = self.transaction.producer()
+        else:
+            self.producer = Producer(self.client)
         self.round_robin: dict[str, int] = {}
         self.partition_counts: dict[str, int] = {}
 
@@ -251,7 +260,8 @@ class _TaskWriter:
             acknowledged = self.producer.flush()
         finally:
             self.producer.close()
-        return WriteReport(written={f"{t}:{p}": int(c) for (t, p), c in _counts(acknowledged).items()})
+        return WriteReport(written={f"{t}:{p}": int(c) for (t, p), c in _counts(acknowledged).items()},
+                           transaction=self.transaction.finish() if self.transaction is not None else None)
 
 
 def _counts(acknowledged) -> dict:
@@ -260,6 +270,9 @@ def _counts(acknowledged) -> dict:
 
 def write_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> WriteReport:
     writer = _TaskWriter(options)
+    if writer.transaction is not None and writer.transaction.already_written:
+        writer.producer.close()
+        return WriteReport()  # a replayed micro-batch whose transaction was committed before
     try:
         for batch in rows_to_batches(batches):
             writer.add(batch)
@@ -283,9 +296,17 @@ class KwireBatchWriter(DataSourceArrowWriter):
         return write_batches(self.options, iterator)
 
     def commit(self, messages) -> None:
+        if self.options.exactly_once:
+            commit_all(shared_client(self.options.kafka), messages, self.options.transaction_timeout_ms)
         log.info("kwire: wrote %d records", _total(messages))
 
     def abort(self, messages) -> None:
+        if self.options.exactly_once:
+            abort_all(shared_client(self.options.kafka), messages, self.options.transactional_id_prefix,
+                      self.options.transaction_timeout_ms)
+            log.warning("kwire: write aborted; its transactions were aborted (%d records are not visible to "
+                        "read_committed readers)", _total(messages))
+            return
         log.warning("kwire: write aborted after %d records were acknowledged (they stay in Kafka)", _total(messages))
 
 
@@ -305,7 +326,12 @@ class KwireStreamWriter(*_STREAM_WRITER_BASES):
         return write_batches(self.options, iterator)
 
     def commit(self, messages, batchId: int) -> None:
+        if self.options.exactly_once:
+            commit_all(shared_client(self.options.kafka), messages, self.options.transaction_timeout_ms, batchId)
         log.info("kwire: micro-batch %d wrote %d records", batchId, _total(messages))
 
     def abort(self, messages, batchId: int) -> None:
+        if self.options.exactly_once:
+            abort_all(shared_client(self.options.kafka), messages, self.options.transactional_id_prefix,
+                      self.options.transaction_timeout_ms)
         log.warning("kwire: micro-batch %d aborted after %d records were acknowledged", batchId, _total(messages))
