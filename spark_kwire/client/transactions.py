@@ -26,7 +26,7 @@ import logging
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from spark_kwire.client.errors import ClientError, KwireError, UnsupportedVersionError
+from spark_kwire.client.errors import ClientError, KwireError, RetriesExhaustedError, UnsupportedVersionError
 from spark_kwire.client.idempotence import IdempotenceState
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import KafkaApiError, error_for
@@ -124,7 +124,16 @@ def find_transaction_coordinator(client, transactional_id: str) -> int:
         client.register_broker(entry["node_id"], entry["host"], entry["port"])
         return entry["node_id"]
 
-    return client.call_with_retry(f"finding the transaction coordinator of {transactional_id!r}", attempt)
+    try:
+        return client.call_with_retry(f"finding the transaction coordinator of {transactional_id!r}", attempt)
+    except RetriesExhaustedError as exc:
+        if getattr(exc.last_error, "code", None) == COORDINATOR_NOT_AVAILABLE:
+            raise TransactionError(
+                f"no transaction coordinator became available for {transactional_id!r} ({exc}); the cluster "
+                f"cannot run transactions until its transaction state topic (__transaction_state) exists: "
+                f"check the brokers' transaction.state.log.replication.factor (default 3) against the number "
+                f"of brokers, and transaction.state.log.min.isr") from exc
+        raise
 
 
 def _no_transactions(cause: BaseException) -> TransactionError:
