@@ -42,8 +42,10 @@ GUARANTEES = (AT_LEAST_ONCE, EXACTLY_ONCE)
 # The marker offset lives on partition 0 of this topic when the write has no 'topic' option: the group
 # coordinator accepts offsets only for existing topics, and this one exists wherever there are groups.
 FALLBACK_MARKER_TOPIC = "__consumer_offsets"
-# Spark sets this local property for the tasks of each micro-batch (MicroBatchExecution.BATCH_ID_KEY).
+# Spark sets these local properties for the tasks of each micro-batch (MicroBatchExecution.BATCH_ID_KEY,
+# StreamExecution.QUERY_ID_KEY: the query id, kept in the checkpoint, the same across restarts).
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
+QUERY_ID_PROPERTY = "sql.streaming.queryId"
 
 
 def parse_guarantee(raw: str | None) -> str:
@@ -80,17 +82,26 @@ class TaskTransaction:
     started_ms: int  # wall clock, to tell a transaction that outlived transaction.timeout.ms
     marker_group: str | None = None
     marker_topic: str | None = None
+    marker_metadata: str | None = None
 
 
-def task_identity() -> tuple[int, int | None]:
-    """(partition id, micro-batch id or None) of the running Spark task."""
+def task_identity() -> tuple[int, int | None, str | None]:
+    """(partition id, micro-batch id or None, streaming query id or None) of the running Spark task."""
     from pyspark import TaskContext
 
     context = TaskContext.get()
     if context is None:
         raise KwireWriteError("exactly-once writes must run inside a Spark task (no TaskContext found)")
     raw = context.getLocalProperty(BATCH_ID_PROPERTY)
-    return context.partitionId(), (int(raw) if raw not in (None, "") else None)
+    return (context.partitionId(), (int(raw) if raw not in (None, "") else None),
+            context.getLocalProperty(QUERY_ID_PROPERTY) or None)
+
+
+def marker_metadata(query_id: str | None) -> str:
+    """What a marker records besides the batch id: the query it belongs to. A query started on a new checkpoint
+    (new query id, batch ids from 0 again) with the same prefix must not take the old query's markers for
+    its own."""
+    return f"kwire exactly-once micro-batch marker; query {query_id or '?'}"
 
 
 def transactional_id(prefix: str, partition_id: int) -> str:
@@ -101,17 +112,21 @@ def marker_topic(topic_option: str | None) -> str:
     return topic_option or FALLBACK_MARKER_TOPIC
 
 
-def committed_marker(client, group: str, topic: str) -> int:
-    """The micro-batch id last committed by the task owning ``group`` (-1: none)."""
+def committed_marker(client, group: str, topic: str, metadata: str) -> int:
+    """The micro-batch id last committed by the task owning ``group`` for the query ``metadata`` names
+    (-1: none, or a marker of another query)."""
     found = Admin(client).fetch_committed_offsets(group, [(topic, 0)]).get((topic, 0))
-    return found.offset if found is not None else -1
+    if found is None or (found.metadata or "") != metadata:
+        return -1
+    return found.offset
 
 
 class TaskTransactionWriter:
     """Begins a task's transaction; decides whether a replayed micro-batch was already written."""
 
     def __init__(self, client, prefix: str, timeout_ms: int, topic_option: str | None) -> None:
-        self.partition_id, self.batch_id = task_identity()
+        self.partition_id, self.batch_id, query_id = task_identity()
+        self.marker_metadata = marker_metadata(query_id)
         self.client = client
         self.timeout_ms = timeout_ms
         self.manager = TransactionManager(client, transactional_id(prefix, self.partition_id),
@@ -122,14 +137,14 @@ class TaskTransactionWriter:
         self.marker_topic = marker_topic(topic_option)
         self.already_written = False
         if self.batch_id is not None:
-            last = committed_marker(client, self.marker_group, self.marker_topic)
+            last = committed_marker(client, self.marker_group, self.marker_topic, self.marker_metadata)
             self.already_written = last >= self.batch_id
             if self.already_written:
                 log.info("kwire: micro-batch %d of task %d was committed to Kafka before (marker %d): not "
                          "written again", self.batch_id, self.partition_id, last)
             else:
                 self.manager.send_offsets(self.marker_group, {(self.marker_topic, 0): self.batch_id},
-                                          metadata="kwire exactly-once micro-batch marker")
+                                          metadata=self.marker_metadata)
 
     def producer(self):
         return self.manager.producer()
@@ -141,7 +156,8 @@ class TaskTransactionWriter:
             raise KwireWriteError(_outlived(self.manager.transactional_id, elapsed, self.timeout_ms))
         if self.manager.is_empty:
             return None
-        return TaskTransaction(self.manager.handle, self.started_ms, self.marker_group, self.marker_topic)
+        return TaskTransaction(self.manager.handle, self.started_ms, self.marker_group, self.marker_topic,
+                               self.marker_metadata)
 
 
 def _outlived(txn_id: str, elapsed_ms: int, timeout_ms: int) -> str:
@@ -171,7 +187,8 @@ def commit_all(client, messages, timeout_ms: int, batch_id: int | None = None) -
             end_transaction(client, transaction.handle, commit=True)
         except (TransactionStateError, TransactionFencedError) as exc:
             if batch_id is not None and transaction.marker_group and \
-                    committed_marker(client, transaction.marker_group, transaction.marker_topic) >= batch_id:
+                    committed_marker(client, transaction.marker_group, transaction.marker_topic,
+                                     transaction.marker_metadata) >= batch_id:
                 log.info("kwire: transaction %s of micro-batch %d was committed before", transaction.handle, batch_id)
                 continue
             elapsed = int(time.time() * 1000) - transaction.started_ms

@@ -81,3 +81,18 @@ def test_stream_with_the_session_checkpoint_conf_is_refused_without_a_prefix(spa
             raise AssertionError(f"accepted: {query.exception()}")
     finally:
         spark.conf.unset("spark.sql.streaming.checkpointLocation")
+
+
+def test_a_new_query_with_the_same_prefix_is_not_taken_for_a_replay(spark, bootstrap, create_topic, produce,
+                                                                     tmp_path):
+    """A query started on a fresh checkpoint numbers its micro-batches from 0 again: the markers an earlier
+    query left under the same transactionalIdPrefix must not make it skip them."""
+    source, sink = (f"eos-newq-{kind}-{uuid.uuid4().hex[:6]}" for kind in ("in", "out"))
+    create_topic(source, partitions=2)
+    create_topic(sink, partitions=1)
+    _fill(produce, source, 1500, 2)
+    prefix = f"eos-newq-{uuid.uuid4().hex[:6]}"
+    for run in ("first", "second"):
+        _run_available_now(spark, bootstrap, source, sink, str(tmp_path / run), transactionalIdPrefix=prefix)
+    got = _consume(bootstrap, sink, 1, isolation="read_committed", expected=3000)
+    assert sorted(got) == sorted(f"out-in-{i}".encode() for i in range(1500) for _ in range(2))
