@@ -137,3 +137,16 @@ def test_timeout_above_the_broker_maximum_is_refused_clearly(client):
     manager = TransactionManager(client, _txn_id("timeout"), transaction_timeout_ms=3_600_000)
     with pytest.raises(Exception, match="transaction.max.timeout.ms"):
         manager.begin()
+
+
+def test_broker_without_transaction_apis_gets_a_clear_error():
+    """A broker that advertises no FindCoordinator / InitProducerId (the harness's fake broker speaks only
+    what reads need): the error says the cluster does not support transactions, and what works instead."""
+    from harness.fake_broker import FakeBroker
+    from spark_kwire.client import ClientConfig, KafkaClient
+    from spark_kwire.client.transactions import TransactionError
+
+    with FakeBroker("garbage") as broker:
+        with KafkaClient(ClientConfig.from_kafka_options({"bootstrap.servers": broker.bootstrap})) as client:
+            with pytest.raises(TransactionError, match="does not support transactions.*at-least-once"):
+                TransactionManager(client, "no-txn").begin()
