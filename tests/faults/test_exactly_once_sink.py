@@ -27,3 +27,44 @@ def test_batch_task_failing_after_writing_is_retried_without_duplicates(bootstra
     assert (outcome.found, outcome.distinct, outcome.lost, outcome.duplicated) == (outcome.sent,) * 2 + (0, 0)
     # the failed attempt had written rows (now aborted): the test exercised what it claims
     assert outcome.detail["records_in_log"] > outcome.sent
+
+
+@pytest.fixture(scope="module")
+def cluster3():
+    from harness import KafkaCluster
+
+    from .scenarios import FAST_FAILOVER
+
+    with KafkaCluster(3, extra_properties=FAST_FAILOVER) as cluster:
+        yield cluster
+
+
+@pytest.mark.timeout(600)
+def test_leader_killed_during_a_transaction_loses_and_duplicates_nothing(cluster3):
+    """A transaction spans a SIGKILL of the partition's leader (3 brokers, replication 3, min ISR 2): the
+    producer follows the new leader, the commit lands, read_committed readers see each record once."""
+    import pyarrow as pa
+
+    from spark_kwire.client import KafkaClient
+    from spark_kwire.client.transactions import TransactionManager
+
+    from .scenarios import create_topic, leader_of, unique_topic, wait_healthy
+
+    bootstrap = cluster3.bootstrap_servers
+    topic = create_topic(bootstrap, unique_topic("eos-leader-kill"), 1)
+    half = 20_000
+    try:
+        with KafkaClient({"bootstrap.servers": bootstrap}) as client:
+            manager = TransactionManager(client, unique_topic("eos-leader-kill-txn"))
+            manager.begin()
+            producer = manager.producer()
+            producer.send_batch(topic, 0, pa.array([f"x{i}".encode() for i in range(half)], pa.binary()))
+            producer.flush()
+            cluster3.kill(leader_of(client, topic, 0))
+            producer.send_batch(topic, 0, pa.array([f"x{i}".encode() for i in range(half, 2 * half)], pa.binary()))
+            producer.flush()
+            manager.end(commit=True)
+        values = eos.read_committed_values(bootstrap, topic, 1, 2 * half)
+        assert eos.count_exactly_once(values, 2 * half, "x") == (2 * half, 0, 0)
+    finally:
+        wait_healthy(cluster3)
