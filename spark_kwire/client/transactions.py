@@ -47,6 +47,7 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
 GROUP_AUTHORIZATION_FAILED = 30
 PRODUCER_FENCED = 90
 COORDINATOR_ERRORS = (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)
+_COORDINATOR_BUSY = (COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS)
 _FENCED = (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH)
 
 TopicPartition = tuple[str, int]
@@ -173,8 +174,8 @@ class _Coordinated:
                 check(response, version)
                 return response
             except KwireError as exc:
-                refresh = isinstance(exc, KafkaApiError) and exc.code in COORDINATOR_ERRORS or \
-                    not isinstance(exc, KafkaApiError)
+                # look the coordinator up again unless it answered that it is busy: it may have moved or died
+                refresh = not (isinstance(exc, KafkaApiError) and exc.code in _COORDINATOR_BUSY)
                 budget.failed(exc)
 
     def raise_for(self, code: int, what: str, message: str | None = None) -> None:

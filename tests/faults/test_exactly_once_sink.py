@@ -40,13 +40,15 @@ def cluster3():
 
 
 @pytest.mark.timeout(600)
-def test_leader_killed_during_a_transaction_loses_and_duplicates_nothing(cluster3):
-    """A transaction spans a SIGKILL of the partition's leader (3 brokers, replication 3, min ISR 2): the
-    producer follows the new leader, the commit lands, read_committed readers see each record once."""
+@pytest.mark.parametrize("victim", ["partition leader", "transaction coordinator"])
+def test_broker_killed_during_a_transaction_loses_and_duplicates_nothing(cluster3, victim):
+    """A transaction spans a SIGKILL of the partition's leader, or of the transaction coordinator (3 brokers,
+    replication 3, min ISR 2): the producer follows the new leader, AddPartitionsToTxn / EndTxn find the new
+    coordinator, the commit lands, read_committed readers see each record once."""
     import pyarrow as pa
 
     from spark_kwire.client import KafkaClient
-    from spark_kwire.client.transactions import TransactionManager
+    from spark_kwire.client.transactions import TransactionManager, find_transaction_coordinator
 
     from .scenarios import create_topic, leader_of, unique_topic, wait_healthy
 
@@ -60,7 +62,10 @@ def test_leader_killed_during_a_transaction_loses_and_duplicates_nothing(cluster
             producer = manager.producer()
             producer.send_batch(topic, 0, pa.array([f"x{i}".encode() for i in range(half)], pa.binary()))
             producer.flush()
-            cluster3.kill(leader_of(client, topic, 0))
+            if victim == "partition leader":
+                cluster3.kill(leader_of(client, topic, 0))
+            else:
+                cluster3.kill(find_transaction_coordinator(client, manager.transactional_id))
             producer.send_batch(topic, 0, pa.array([f"x{i}".encode() for i in range(half, 2 * half)], pa.binary()))
             producer.flush()
             manager.end(commit=True)
