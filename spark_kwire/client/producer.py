@@ -61,9 +61,15 @@ class Producer:
                  idempotent: bool | None = None, batch_size: int | None = None, max_in_flight: int | None = None,
                  delivery_timeout_ms: int | None = None, request_timeout_ms: int | None = None,
                  max_request_size: int | None = None, buffer_memory: int | None = None,
-                 linger_ms: int | None = None) -> None:
+                 linger_ms: int | None = None, transaction=None) -> None:
         config = client.config
         self.client = client
+        #: a TransactionManager (transactions.py) whose transaction this producer writes in, or None
+        self._transaction = transaction
+        if transaction is not None:
+            if acks not in (None, -1, "all", "-1") or idempotent is False:
+                raise ConfigError("acks", acks, "all", reason="a transactional producer requires acks=all")
+            acks, idempotent = -1, True
         if acks is None:
             self.acks = config.acks
         elif isinstance(acks, int) and not isinstance(acks, bool) and acks in (-1, 0, 1):
@@ -94,7 +100,7 @@ class Producer:
         self.buffer_memory = int(buffer_memory if buffer_memory is not None else config.buffer_memory)
         self.linger_ms = linger_ms if linger_ms is not None else config.linger_ms
         self.times = PhaseTimes()
-        self._idempotence = IdempotenceState(self.idempotent)
+        self._idempotence = transaction.state if transaction is not None else IdempotenceState(self.idempotent)
         self._accumulator = RecordAccumulator(compression=self.compression, batch_size=self.batch_size,
                                               idempotence=self._idempotence, times=self.times)
         self._sender = Sender(client, self._idempotence, self._accumulator, acks=self.acks,
@@ -103,6 +109,8 @@ class Producer:
                               max_request_size=self.max_request_size, linger_ms=self.linger_ms,
                               times=PhaseTimes(self.times.enabled))
         self._accumulator.on_ready = self._sender.wake
+        if transaction is not None:  # partitions join the transaction before their first batch is sent
+            self._sender.before_first_batch = transaction.add_partitions
         self._round_robin: dict[str, itertools.count] = {}
         self._partition_counts: dict[str, tuple[int, float]] = {}
         self._failed: BaseException | None = None
@@ -150,8 +158,8 @@ class Producer:
     @property
     def reusable(self) -> bool:
         """True when nothing is in doubt: open, not failed, nothing unacknowledged or waiting."""
-        return (not self._closed and self._failed is None and self._sender.failure is None
-                and self._accumulator.held_bytes == 0)
+        return (self._transaction is None and not self._closed and self._failed is None
+                and self._sender.failure is None and self._accumulator.held_bytes == 0)
 
     def prepare_for_reuse(self) -> None:
         """Start a new write with the same producer id and sequences: every partition's next batch goes alone

@@ -39,6 +39,7 @@ __all__ = [
     "OFFSET_COMMIT", "OFFSET_FETCH", "JOIN_GROUP", "SYNC_GROUP", "HEARTBEAT", "LEAVE_GROUP",
     "LIST_GROUPS", "DESCRIBE_GROUPS", "INIT_PRODUCER_ID", "SASL_HANDSHAKE", "SASL_AUTHENTICATE",
     "CREATE_TOPICS", "DELETE_TOPICS", "DESCRIBE_CONFIGS", "CONSUMER_GROUP_DESCRIBE",
+    "ADD_PARTITIONS_TO_TXN", "ADD_OFFSETS_TO_TXN", "END_TXN", "TXN_OFFSET_COMMIT",
 ]
 
 REQUEST_HEADER = MessageSchema("RequestHeader", "1-2", "2+", [
@@ -574,6 +575,110 @@ INIT_PRODUCER_ID = _api(22, "InitProducerId", "0-6", flexible="2+", latest_versi
     ],
 )
 
+# Transactions (KIP-98; KIP-890 "transactions v2": Produce v12+ adds partitions implicitly, EndTxn v5+ bumps
+# the epoch on every commit or abort and returns the new one). AddPartitionsToTxn v4+ is broker-to-broker.
+ADD_PARTITIONS_TO_TXN = _api(24, "AddPartitionsToTxn", "0-5", flexible="3+",
+    request=[
+        F("transactions", Array(
+            F("transactional_id", STRING, "4+"),
+            F("producer_id", INT64, "4+"),
+            F("producer_epoch", INT16, "4+"),
+            F("verify_only", BOOL, "4+"),
+            F("topics", Array(
+                F("name", STRING, "4+"),
+                F("partitions", Array(INT32), "4+"),
+            ), "4+"),
+        ), "4+"),
+        F("v3_and_below_transactional_id", STRING, "0-3"),
+        F("v3_and_below_producer_id", INT64, "0-3"),
+        F("v3_and_below_producer_epoch", INT16, "0-3"),
+        F("v3_and_below_topics", Array(
+            F("name", STRING),
+            F("partitions", Array(INT32)),
+        ), "0-3"),
+    ],
+    response=[
+        F("throttle_time_ms", INT32),
+        F("error_code", INT16, "4+"),
+        F("results_by_transaction", Array(
+            F("transactional_id", STRING, "4+"),
+            F("topic_results", Array(
+                F("name", STRING, "4+"),
+                F("results_by_partition", Array(
+                    F("partition_index", INT32, "4+"),
+                    F("partition_error_code", INT16, "4+"),
+                ), "4+"),
+            ), "4+"),
+        ), "4+"),
+        F("results_by_topic_v3_and_below", Array(
+            F("name", STRING),
+            F("results_by_partition", Array(
+                F("partition_index", INT32),
+                F("partition_error_code", INT16),
+            )),
+        ), "0-3"),
+    ],
+)
+
+ADD_OFFSETS_TO_TXN = _api(25, "AddOffsetsToTxn", "0-4", flexible="3+",
+    request=[
+        F("transactional_id", STRING),
+        F("producer_id", INT64),
+        F("producer_epoch", INT16),
+        F("group_id", STRING),
+    ],
+    response=[
+        F("throttle_time_ms", INT32),
+        F("error_code", INT16),
+    ],
+)
+
+END_TXN = _api(26, "EndTxn", "0-5", flexible="3+",
+    request=[
+        F("transactional_id", STRING),
+        F("producer_id", INT64),
+        F("producer_epoch", INT16),
+        F("committed", BOOL),
+    ],
+    response=[
+        F("throttle_time_ms", INT32),
+        F("error_code", INT16),
+        F("producer_id", INT64, "5+", default=-1),
+        F("producer_epoch", INT16, "5+", default=-1),
+    ],
+)
+
+TXN_OFFSET_COMMIT = _api(28, "TxnOffsetCommit", "0-5", flexible="3+",
+    request=[
+        F("transactional_id", STRING),
+        F("group_id", STRING),
+        F("producer_id", INT64),
+        F("producer_epoch", INT16),
+        F("generation_id", INT32, "3+", default=-1),
+        F("member_id", STRING, "3+"),
+        F("group_instance_id", STRING, "3+", nullable="3+"),
+        F("topics", Array(
+            F("name", STRING),
+            F("partitions", Array(
+                F("partition_index", INT32),
+                F("committed_offset", INT64),
+                F("committed_leader_epoch", INT32, "2+", default=-1),
+                F("committed_metadata", STRING, nullable="0+"),
+            )),
+        )),
+    ],
+    response=[
+        F("throttle_time_ms", INT32),
+        F("topics", Array(
+            F("name", STRING),
+            F("partitions", Array(
+                F("partition_index", INT32),
+                F("error_code", INT16),
+            )),
+        )),
+    ],
+)
+
 # Never flexible; the version cannot be bumped (KAFKA-9577).
 SASL_HANDSHAKE = _api(17, "SaslHandshake", "0-1", flexible="none",
     request=[
@@ -696,6 +801,7 @@ ALL_APIS: tuple[Api, ...] = tuple(sorted((
     JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS,
     SASL_HANDSHAKE, API_VERSIONS, CREATE_TOPICS, DELETE_TOPICS, INIT_PRODUCER_ID,
     DESCRIBE_CONFIGS, SASL_AUTHENTICATE, CONSUMER_GROUP_DESCRIBE,
+    ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN, TXN_OFFSET_COMMIT,
 ), key=lambda api: api.api_key))
 """Every declared API, in api-key order."""
 

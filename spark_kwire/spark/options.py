@@ -35,7 +35,7 @@ _STREAM_ONLY_IGNORED_IN_BATCH = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger",
 BATCH_READ_OPTIONS = _READ_COMMON + ["endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"] + \
     _STREAM_ONLY_IGNORED_IN_BATCH
 STREAM_READ_OPTIONS = _READ_COMMON + _STREAM_ONLY_IGNORED_IN_BATCH + ["commitOffsetsToGroup", "startingOffsetsGroup"]
-WRITE_OPTIONS = ["topic"]
+WRITE_OPTIONS = ["topic", "deliveryGuarantee", "transactionalIdPrefix"]
 # What Spark itself puts into a stream writer's options (a reader's and a batch writer's get none).
 _SPARK_INJECTED_STREAM_WRITE = {"checkpointlocation", "queryname"}
 
@@ -51,6 +51,9 @@ _NOT_FOR_READS = {
     "paths": "kwire reads take no path: name the topics with 'subscribe', 'subscribePattern' or 'assign'",
     "checkpointlocation": "it belongs on writeStream, where Spark keeps the query's offsets",
     "queryname": "it belongs on writeStream",
+    "deliveryguarantee": "it chooses how a write delivers (at-least-once or exactly-once); a read of "
+                         "transactional data chooses what it sees with kafka.isolation.level",
+    "transactionalidprefix": "it names the transactions of an exactly-once write",
 }
 _NOT_FOR_BATCH_READS = {
     "commitoffsetstogroup": "it applies to streaming reads (readStream) only",
@@ -90,7 +93,8 @@ _UNSUPPORTED_KAFKA_WRITE = {
     "key.serializer": "keys are written as bytes; give a binary or string 'key' column",
     "value.serializer": "values are written as bytes; give a binary or string 'value' column",
     "interceptor.classes": "Java producer interceptors do not exist in kwire, which speaks the protocol itself",
-    "transactional.id": "kwire's sink does not write transactions",
+    "transactional.id": "kwire names each task's transactional id itself: set deliveryGuarantee=exactly-once and, "
+                        "optionally, transactionalIdPrefix (tasks use <prefix>-<partition id>)",
     "partitioner.class": "kwire partitions as the Java client's default partitioner does (murmur2 of the key, rows "
                          "without a key spread over the partitions); give the rows a 'partition' column to choose",
 }
@@ -467,6 +471,13 @@ class WriteOptions:
     """Options of the kwire sink."""
     kafka: dict = field(hash=False, repr=False)  # may hold secrets: never shown
     topic: str | None
+    delivery_guarantee: str = "at-least-once"  # or "exactly-once" (spark/exactly_once.py)
+    transactional_id_prefix: str | None = None  # exactly-once only; tasks use <prefix>-<partition id>
+    transaction_timeout_ms: int | None = None  # exactly-once only
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.delivery_guarantee == "exactly-once"
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool = False) -> "WriteOptions":
@@ -480,7 +491,11 @@ class WriteOptions:
         topic = opts.get("topic")
         if topic is not None and not topic.strip():
             raise KwireOptionError("Option 'topic' must name a topic when given.")
-        return cls(kafka=kafka, topic=topic.strip() if topic else None)
+        from spark_kwire.spark.exactly_once import transaction_options
+
+        guarantee, prefix, timeout_ms = transaction_options(opts, kafka, streaming=streaming)
+        return cls(kafka=kafka, topic=topic.strip() if topic else None, delivery_guarantee=guarantee,
+                   transactional_id_prefix=prefix, transaction_timeout_ms=timeout_ms)
 
 
 # -- metadata tables: option("metadata", <table>) -------------------------------------------------------------

@@ -21,9 +21,10 @@ from spark_kwire.client.producer import Producer
 from spark_kwire.protocol.records import partition_for_keys
 from spark_kwire.spark.capabilities import ARROW_STREAM_WRITER
 from spark_kwire.spark.errors import KwireOptionError, KwireWriteError
+from spark_kwire.spark.exactly_once import TaskTransaction, TaskTransactionWriter, abort_all, commit_all
 from spark_kwire.spark.options import WriteOptions
 from spark_kwire.spark.row_batches import rows_to_batches
-from spark_kwire.spark.shared_client import leased_producer
+from spark_kwire.spark.shared_client import leased_producer, shared_client
 
 log = logging.getLogger("spark_kwire")
 
@@ -135,8 +136,10 @@ def partitions_for_write(client, topic: str) -> list[int]:
 
 @dataclass
 class WriteReport(WriterCommitMessage):
-    """What one task wrote: records acknowledged per (topic, partition); with KWIRE_PROFILE, where its time went."""
+    """What one task wrote: records acknowledged per (topic, partition); with exactly-once, the transaction
+    the driver is to commit (None when the task had nothing to commit); with KWIRE_PROFILE, where its time went."""
     written: dict = field(default_factory=dict)
+    transaction: TaskTransaction | None = None
     profile: dict | None = None
 
 
@@ -165,10 +168,11 @@ def _binary(column: pa.Array | pa.ChunkedArray) -> pa.Array:
 class _TaskWriter:
     """Routes Arrow batches of one Spark task to partitions and hands them to the idempotent producer."""
 
-    def __init__(self, options: WriteOptions, producer: Producer) -> None:
+    def __init__(self, options: WriteOptions, producer: Producer, transaction: TaskTransactionWriter | None = None):
         self.options = options
         self.producer = producer
         self.times = producer.times
+        self.transaction = transaction
         self.round_robin: dict[str, int] = {}
         self.partition_counts: dict[str, int] = {}
 
@@ -256,7 +260,8 @@ class _TaskWriter:
 
     def finish(self) -> WriteReport:
         acknowledged = self.producer.flush()
-        return WriteReport(written={f"{t}:{p}": int(a.records) for (t, p), a in acknowledged.items()})
+        return WriteReport(written={f"{t}:{p}": int(a.records) for (t, p), a in acknowledged.items()},
+                           transaction=self.transaction.finish() if self.transaction is not None else None)
 
 
 _tasks_in_process = 0
@@ -264,6 +269,8 @@ _tasks_in_process = 0
 
 def write_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> WriteReport:
     """One task's write: every row handed over, flushed, and what the brokers acknowledged."""
+    if options.exactly_once:
+        return _write_in_transaction(options, batches)
     global _tasks_in_process
     _tasks_in_process += 1
     started = time.perf_counter()
@@ -280,6 +287,22 @@ def write_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> W
         if times.enabled:
             report.profile = _task_profile(producer, report, time.perf_counter() - started)
     return report
+
+
+def _write_in_transaction(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> WriteReport:
+    """One task's exactly-once write: its own transaction (never a leased producer), flushed, not committed."""
+    transaction = TaskTransactionWriter(shared_client(options.kafka), options.transactional_id_prefix,
+                                        options.transaction_timeout_ms, options.topic)
+    producer = transaction.producer()
+    try:
+        if transaction.already_written:
+            return WriteReport()  # a replayed micro-batch whose transaction was committed before
+        writer = _TaskWriter(options, producer, transaction)
+        for batch in rows_to_batches(batches):
+            writer.add(batch)
+        return writer.finish()
+    finally:
+        producer.close()  # on failure a background delivery stops instead of going on alone
 
 
 def _task_profile(producer: Producer, report: WriteReport, seconds: float) -> dict:
@@ -308,9 +331,17 @@ class KwireBatchWriter(DataSourceArrowWriter):
         return write_batches(self.options, iterator)
 
     def commit(self, messages) -> None:
+        if self.options.exactly_once:
+            commit_all(shared_client(self.options.kafka), messages, self.options.transaction_timeout_ms)
         log.info("kwire: wrote %d records", _total(messages))
 
     def abort(self, messages) -> None:
+        if self.options.exactly_once:
+            abort_all(shared_client(self.options.kafka), messages, self.options.transactional_id_prefix,
+                      self.options.transaction_timeout_ms)
+            log.warning("kwire: write aborted; its transactions were aborted (%d records are not visible to "
+                        "read_committed readers)", _total(messages))
+            return
         log.warning("kwire: write aborted after %d records were acknowledged (they stay in Kafka)", _total(messages))
 
 
@@ -330,7 +361,12 @@ class KwireStreamWriter(*_STREAM_WRITER_BASES):
         return write_batches(self.options, iterator)
 
     def commit(self, messages, batchId: int) -> None:
+        if self.options.exactly_once:
+            commit_all(shared_client(self.options.kafka), messages, self.options.transaction_timeout_ms, batchId)
         log.info("kwire: micro-batch %d wrote %d records", batchId, _total(messages))
 
     def abort(self, messages, batchId: int) -> None:
+        if self.options.exactly_once:
+            abort_all(shared_client(self.options.kafka), messages, self.options.transactional_id_prefix,
+                      self.options.transaction_timeout_ms)
         log.warning("kwire: micro-batch %d aborted after %d records were acknowledged", batchId, _total(messages))

@@ -231,6 +231,8 @@ def test_api_table():
         13: ("LeaveGroup", 0, 5, 4), 14: ("SyncGroup", 0, 5, 4), 15: ("DescribeGroups", 0, 6, 5),
         16: ("ListGroups", 0, 5, 3), 17: ("SaslHandshake", 0, 1, None), 18: ("ApiVersions", 0, 4, 3),
         19: ("CreateTopics", 2, 7, 5), 20: ("DeleteTopics", 1, 6, 4), 22: ("InitProducerId", 0, 6, 2),
+        24: ("AddPartitionsToTxn", 0, 5, 3), 25: ("AddOffsetsToTxn", 0, 4, 3), 26: ("EndTxn", 0, 5, 3),
+        28: ("TxnOffsetCommit", 0, 5, 3),
         32: ("DescribeConfigs", 1, 4, 4), 36: ("SaslAuthenticate", 0, 2, 2), 69: ("ConsumerGroupDescribe", 0, 1, 0),
     }
     assert set(m.BY_KEY) == set(expected)
