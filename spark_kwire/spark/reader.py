@@ -56,12 +56,47 @@ def read_partition(kafka_params: dict, partition, *, include_headers: bool, read
         client = shared_client(kafka_params)
         isolation = "read_committed" if read_committed else "read_uncommitted"
         batched = PackedFetch(client, ranges, isolation_level=isolation)
-        for index, rng in enumerate(ranges):
-            yield from read_range(kafka_params, rng, include_headers=include_headers, read_committed=read_committed,
-                                  fail_on_data_loss=fail_on_data_loss, prefetched=batched.first_fetch(index))
+        pieces = (batch for index, rng in enumerate(ranges)
+                  for batch in read_range(kafka_params, rng, include_headers=include_headers,
+                                          read_committed=read_committed, fail_on_data_loss=fail_on_data_loss,
+                                          prefetched=batched.first_fetch(index)))
+        yield from coalesce_small_batches(pieces)
         return
     yield from read_range(kafka_params, partition, include_headers=include_headers, read_committed=read_committed,
                           fail_on_data_loss=fail_on_data_loss)
+
+
+# Spark pays a fixed cost for every Arrow batch a Python source yields; a packed task's small ranges are
+# handed over in batches of at least this many rows (or bytes), in the order they were read.
+COALESCE_ROWS = 32_768
+COALESCE_BYTES = 4 * 1024 * 1024
+
+
+def coalesce_small_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """`batches` in the same order, consecutive small ones concatenated (up to COALESCE_ROWS/BYTES)."""
+    pending: list[pa.RecordBatch] = []
+    rows = size = 0
+    for batch in batches:
+        if batch.num_rows >= COALESCE_ROWS or batch.nbytes >= COALESCE_BYTES:
+            if pending:
+                yield _concatenated(pending)
+                pending, rows, size = [], 0, 0
+            yield batch
+            continue
+        pending.append(batch)
+        rows += batch.num_rows
+        size += batch.nbytes
+        if rows >= COALESCE_ROWS or size >= COALESCE_BYTES:
+            yield _concatenated(pending)
+            pending, rows, size = [], 0, 0
+    if pending:
+        yield _concatenated(pending)
+
+
+def _concatenated(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    if len(batches) == 1:
+        return batches[0]
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
 
 
 def read_range(kafka_params: dict, rng: OffsetRange, *, include_headers: bool, read_committed: bool,
