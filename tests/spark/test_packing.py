@@ -197,3 +197,22 @@ def test_micro_batches_are_packed_too(bootstrap, wide_topic):
     spark_cut = stream_reader_class()(ReadOptions.parse({**options, "maxRecordsPerPartition": "1000"}, streaming=True))
     plain = spark_cut.partitions(spark_cut.initialOffset(), end)
     assert [(r.partition, r.start, r.end) for r in plain] == [(p, 0, p) for p in range(1, 96)]
+
+
+def test_small_batches_are_coalesced_in_order_and_large_ones_pass_through():
+    import pyarrow as pa
+
+    from spark_kwire.spark.reader import COALESCE_ROWS, coalesce_small_batches
+
+    def batch(partition, start, n):
+        return pa.RecordBatch.from_arrays([pa.array([partition] * n, pa.int32()),
+                                           pa.array(range(start, start + n), pa.int64())], names=["partition", "offset"])
+
+    small = [batch(p, 0, 1000) for p in range(40)]            # 40,000 rows in 40 small batches
+    large = batch(99, 0, COALESCE_ROWS + 1)
+    out = list(coalesce_small_batches(iter(small[:5] + [large] + small[5:])))
+    rows = [(p, o) for b in out for p, o in zip(b.column(0).to_pylist(), b.column(1).to_pylist())]
+    expected = [(p, o) for b in small[:5] + [large] + small[5:] for p, o in zip(b.column(0).to_pylist(),
+                                                                                b.column(1).to_pylist())]
+    assert rows == expected
+    assert [b.num_rows for b in out] == [5000, COALESCE_ROWS + 1, 33_000, 2000]
