@@ -247,7 +247,7 @@ class ClientConfig:
     delivery_timeout_ms: int = 120_000
     metadata_max_age_ms: int = 300_000
     fetch_max_bytes: int = 52_428_800
-    max_partition_fetch_bytes: int = 4 * 1024 * 1024
+    max_partition_fetch_bytes: int = 1_048_576  # Kafka's default: what one partition may add to a fetch
     fetch_max_wait_ms: int = 500
     fetch_min_bytes: int = 1
     # how far the compressed batches of one fetched partition may inflate (kwire's own guard against

@@ -55,10 +55,13 @@ def scan_next_offset(records) -> int | None:
 
 
 def fetch_range(client, topic: str, partition: int, start: int, end: int, *, isolation_level: str | None = None,
-                include_headers: bool = False, max_bytes: int | None = None) -> "RangeReader":
-    """Iterator of decoded record batches of offsets [start, end) of one partition; see :class:`RangeReader`."""
+                include_headers: bool = False, max_bytes: int | None = None, prefetched=None) -> "RangeReader":
+    """Iterator of decoded record batches of offsets [start, end) of one partition; see :class:`RangeReader`.
+
+    ``prefetched`` is the answer to this range's first Fetch when it was sent with others
+    (:class:`~spark_kwire.client.packed_fetch.PackedFetch`)."""
     return RangeReader(client, topic, partition, start, end, isolation_level=isolation_level,
-                       include_headers=include_headers, max_bytes=max_bytes)
+                       include_headers=include_headers, max_bytes=max_bytes, prefetched=prefetched)
 
 
 class _InFlightFetch:
@@ -90,7 +93,7 @@ class RangeReader:
 
     def __init__(self, client, topic: str, partition: int, start: int, end: int, *,
                  isolation_level: str | None = None, include_headers: bool = False,
-                 max_bytes: int | None = None) -> None:
+                 max_bytes: int | None = None, prefetched=None) -> None:
         if start < 0 or end < 0:
             raise ValueError(f"fetch_range needs resolved offsets >= 0, got [{start}, {end})")
         self.client = client
@@ -110,6 +113,7 @@ class RangeReader:
         self.records_read = 0
         self.fetches = 0
         self._iter: Iterator | None = None
+        self._prefetched = prefetched if prefetched is not None and prefetched.offset == self.start else None
 
     def __iter__(self) -> "RangeReader":
         return self
@@ -232,7 +236,7 @@ class RangeReader:
         budget = client.retry_budget(f"fetching {self.topic}-{self.partition} at offset {self.start}",
                                      client.api_budget_ms)
         read_committed = self.isolation == 1
-        inflight: _InFlightFetch | None = None
+        inflight, self._prefetched = self._prefetched, None
         stalls = 0
         while self.position < self.end:
             offset = self.position

@@ -16,8 +16,9 @@ from pyspark.sql.datasource import DataSourceReader
 
 from spark_kwire.spark.capabilities import FILTER_PUSHDOWN
 from spark_kwire.spark.options import ReadOptions
+from spark_kwire.spark.packing import PackedRanges, pack_ranges
 from spark_kwire.spark.planner import OffsetRange, lookup_offsets_by_timestamp, plan_batch
-from spark_kwire.spark.reader import read_range
+from spark_kwire.spark.reader import read_partition
 from spark_kwire.spark.shared_client import shared_client
 
 
@@ -70,12 +71,15 @@ class KwireBatchReader(DataSourceReader):
         self.options = options
         self.bounds = PushedBounds()
 
-    def partitions(self) -> list[OffsetRange]:
+    def partitions(self) -> list[OffsetRange] | list[PackedRanges]:
         client = shared_client(self.options.kafka)
-        return plan_batch(client, self.options, narrow=self.bounds.narrow(client, self.options.read_committed))
+        ranges = plan_batch(client, self.options, narrow=self.bounds.narrow(client, self.options.read_committed))
+        if self.options.pack_target:
+            return pack_ranges(ranges, client.leader_for, self.options.pack_target)
+        return ranges
 
-    def read(self, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
-        return read_range(self.options.kafka, partition, include_headers=self.options.include_headers,
+    def read(self, partition: OffsetRange | PackedRanges) -> Iterator[pa.RecordBatch]:
+        return read_partition(self.options.kafka, partition, include_headers=self.options.include_headers,
                           read_committed=self.options.read_committed,
                           fail_on_data_loss=self.options.fail_on_data_loss)
 

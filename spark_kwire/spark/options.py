@@ -28,7 +28,7 @@ _READ_COMMON = [
     "subscribe", "subscribePattern", "assign", "failOnDataLoss", "includeHeaders", "minPartitions",
     "startingOffsets", "startingOffsetsByTimestamp", "startingTimestamp", "startingOffsetsByTimestampStrategy",
     "maxRecordsPerPartition", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs",
-    "groupIdPrefix", "maxDecompressedBytes",
+    "groupIdPrefix", "maxDecompressedBytes", "packPartitions", "targetRecordsPerPartition",
 ]
 # Accepted by batch reads and ignored with a warning, as Spark's source does (a stream's options can be reused).
 _STREAM_ONLY_IGNORED_IN_BATCH = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"]
@@ -371,6 +371,8 @@ class ReadOptions:
     min_offsets_per_trigger: int | None = None
     max_trigger_delay_ms: int = 15 * 60 * 1000
     commit_group: str | None = None
+    # Records per Spark partition when kwire packs ranges (packing.py); None when it does not pack.
+    pack_target: int | None = None
 
     @property
     def read_committed(self) -> bool:
@@ -434,6 +436,8 @@ class ReadOptions:
                 "Option 'startingOffsetsGroup' names the consumer group to start from and is used only with "
                 "startingOffsets='group'."
             )
+        min_partitions = parse_positive_int(opts, "minPartitions")
+        max_records = parse_positive_int(opts, "maxRecordsPerPartition")
         return cls(
             kafka=kafka,
             subscription=parse_subscription(opts),
@@ -441,14 +445,44 @@ class ReadOptions:
             ending=None if streaming else parse_offset_bound(opts, "ending", default="latest"),
             fail_on_data_loss=parse_bool(opts, "failOnDataLoss", True),
             include_headers=parse_bool(opts, "includeHeaders", False),
-            min_partitions=parse_positive_int(opts, "minPartitions"),
-            max_records_per_partition=parse_positive_int(opts, "maxRecordsPerPartition"),
+            min_partitions=min_partitions,
+            max_records_per_partition=max_records,
+            pack_target=parse_packing(opts, spark_cut=bool(min_partitions or max_records)),
             timestamp_strategy=strategy,
             max_offsets_per_trigger=max_offsets,
             min_offsets_per_trigger=min_offsets,
             max_trigger_delay_ms=delay_ms,
             commit_group=commit_group.strip() if commit_group else None,
         )
+
+
+DEFAULT_PACK_TARGET_RECORDS = 100_000
+
+
+def parse_packing(opts: Mapping[str, str], *, spark_cut: bool) -> int | None:
+    """The records per Spark partition kwire packs small ranges to, or None when it does not pack.
+
+    packPartitions (default true) and targetRecordsPerPartition are kwire's; minPartitions and
+    maxRecordsPerPartition are Spark's and, when given, cut the read exactly as Spark's source does,
+    so they cannot be combined with asking for packing."""
+    pack = parse_bool(opts, "packPartitions", True)
+    target = parse_positive_int(opts, "targetRecordsPerPartition")
+    if spark_cut:
+        asked = [name for name in ("packPartitions", "targetRecordsPerPartition")
+                 if name.lower() in opts and not (name == "packPartitions" and not pack)]
+        if asked:
+            raise KwireOptionError(
+                f"Option '{asked[0]}' cannot be combined with 'minPartitions' or 'maxRecordsPerPartition': those "
+                "cut the read into Spark partitions exactly as Spark's kafka source does, without packing. "
+                "Drop one of them.")
+        return None
+    if not pack:
+        if target is not None:
+            raise KwireOptionError(
+                "Option 'targetRecordsPerPartition' sets the size of packed Spark partitions, but "
+                "'packPartitions' is 'false'. Drop one of them.")
+        return None
+    return target or DEFAULT_PACK_TARGET_RECORDS
 
 
 _DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h|d|milliseconds?|seconds?|minutes?|hours?|days?)?\s*$", re.I)

@@ -38,15 +38,19 @@ def format_tps(tps) -> str:
 
 def resolve_topic_partitions(client, subscription: Subscription) -> list[TopicPartition]:
     """The topic-partitions a subscription names, checked against the cluster."""
+    # One Metadata request for all the topics, however many: never one per topic.
     if subscription.kind == "subscribePattern":
         selected = subscription.topic_filter
         topics = sorted(t for t in client.list_topics() if selected.matches(t))
-        return [(t, p) for t in topics for p in sorted(client.partitions_for(t))]
+        known = client.metadata.topics
+        return [(t, p) for t in topics for p in sorted(known[t].partition_ids)]
     if subscription.kind == "subscribe":
-        return [(t, p) for t in subscription.topics for p in sorted(client.partitions_for(t))]
+        described = client.describe_topics(subscription.topics)
+        return [(t, p) for t in subscription.topics for p in sorted(described[t].partition_ids)]
+    described = client.describe_topics(sorted({topic for topic, _ in subscription.assignment}))
     result = []
     for topic, partition in subscription.assignment:
-        existing = client.partitions_for(topic)
+        existing = described[topic].partition_ids
         if partition not in existing:
             raise KwireOptionError(
                 f"Option 'assign' names partition {partition} of topic '{topic}', which has partitions "

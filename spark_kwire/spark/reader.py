@@ -13,7 +13,9 @@ import pyarrow as pa
 
 from spark_kwire.client.errors import OffsetOutOfRangeError, UnknownTopicError
 from spark_kwire.client.fetcher import fetch_range
+from spark_kwire.client.packed_fetch import PackedFetch
 from spark_kwire.spark.errors import DataLossError
+from spark_kwire.spark.packing import PackedRanges
 from spark_kwire.spark.planner import OffsetRange
 from spark_kwire.spark.schema import arrow_read_schema
 from spark_kwire.spark.shared_client import shared_client
@@ -43,9 +45,64 @@ def to_record_batch(decoded, topic: str, partition: int, include_headers: bool) 
     return pa.RecordBatch.from_arrays(columns, schema=arrow_read_schema(include_headers))
 
 
+def read_partition(kafka_params: dict, partition, *, include_headers: bool, read_committed: bool,
+                   fail_on_data_loss: bool) -> Iterator[pa.RecordBatch]:
+    """Read one Spark partition: an OffsetRange, or PackedRanges whose ranges are read one after the other
+    (each in offset order), their first Fetches batched per leader."""
+    if isinstance(partition, PackedRanges):
+        ranges = [r for r in partition.ranges if r.size > 0]
+        if not ranges:
+            return
+        client = shared_client(kafka_params)
+        isolation = "read_committed" if read_committed else "read_uncommitted"
+        batched = PackedFetch(client, ranges, isolation_level=isolation)
+        pieces = (batch for index, rng in enumerate(ranges)
+                  for batch in read_range(kafka_params, rng, include_headers=include_headers,
+                                          read_committed=read_committed, fail_on_data_loss=fail_on_data_loss,
+                                          prefetched=batched.first_fetch(index)))
+        yield from coalesce_small_batches(pieces)
+        return
+    yield from read_range(kafka_params, partition, include_headers=include_headers, read_committed=read_committed,
+                          fail_on_data_loss=fail_on_data_loss)
+
+
+# Spark pays a fixed cost for every Arrow batch a Python source yields; a packed task's small ranges are
+# handed over in batches of at least this many rows (or bytes), in the order they were read.
+COALESCE_ROWS = 32_768
+COALESCE_BYTES = 4 * 1024 * 1024
+
+
+def coalesce_small_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """`batches` in the same order, consecutive small ones concatenated (up to COALESCE_ROWS/BYTES)."""
+    pending: list[pa.RecordBatch] = []
+    rows = size = 0
+    for batch in batches:
+        if batch.num_rows >= COALESCE_ROWS or batch.nbytes >= COALESCE_BYTES:
+            if pending:
+                yield _concatenated(pending)
+                pending, rows, size = [], 0, 0
+            yield batch
+            continue
+        pending.append(batch)
+        rows += batch.num_rows
+        size += batch.nbytes
+        if rows >= COALESCE_ROWS or size >= COALESCE_BYTES:
+            yield _concatenated(pending)
+            pending, rows, size = [], 0, 0
+    if pending:
+        yield _concatenated(pending)
+
+
+def _concatenated(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    if len(batches) == 1:
+        return batches[0]
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
+
+
 def read_range(kafka_params: dict, rng: OffsetRange, *, include_headers: bool, read_committed: bool,
-               fail_on_data_loss: bool) -> Iterator[pa.RecordBatch]:
-    """Fetch [rng.start, rng.end) of one partition. Offsets that vanished meanwhile follow failOnDataLoss."""
+               fail_on_data_loss: bool, prefetched=None) -> Iterator[pa.RecordBatch]:
+    """Fetch [rng.start, rng.end) of one partition. Offsets that vanished meanwhile follow failOnDataLoss.
+    `prefetched` is the answer to the range's first Fetch when it was sent along with others."""
     # A plan with no ranges reaches the reader as Spark's placeholder InputPartition(None).
     if not isinstance(rng, OffsetRange) or rng.size <= 0:
         return
@@ -56,7 +113,8 @@ def read_range(kafka_params: dict, rng: OffsetRange, *, include_headers: bool, r
     while position < rng.end:
         try:
             fetched = fetch_range(client, rng.topic, rng.partition, position, rng.end,
-                                         isolation_level=isolation, include_headers=include_headers)
+                                  isolation_level=isolation, include_headers=include_headers, prefetched=prefetched)
+            prefetched = None
             for decoded in fetched:
                 stats.add(decoded)
                 position = max(position, decoded.next_offset)

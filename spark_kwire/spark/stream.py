@@ -46,7 +46,8 @@ from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.planner import (
     OffsetRange, TopicPartition, calculate_ranges, format_tps, resolve_bound, resolve_topic_partitions,
 )
-from spark_kwire.spark.reader import read_range
+from spark_kwire.spark.packing import PackedRanges, pack_ranges
+from spark_kwire.spark.reader import read_partition
 from spark_kwire.spark.shared_client import shared_client
 
 log = logging.getLogger("spark_kwire")
@@ -270,12 +271,14 @@ class KwireStreamReaderBase(DataSourceStreamReader):
                     "'failOnDataLoss' to 'false'."
                 )
             log.warning("kwire: %s Continuing (failOnDataLoss=false).", message)
+        if self.options.pack_target:
+            return pack_ranges(ranges, self._client.leader_for, self.options.pack_target)
         # Spark's micro-batches cut resolved ranges with KafkaOffsetRangeCalculator alone (empty ones dropped).
         return calculate_ranges(ranges, min_partitions=self.options.min_partitions,
                                 max_records=self.options.max_records_per_partition)
 
-    def read(self, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
-        return read_range(self.options.kafka, partition, include_headers=self.options.include_headers,
+    def read(self, partition: OffsetRange | PackedRanges) -> Iterator[pa.RecordBatch]:
+        return read_partition(self.options.kafka, partition, include_headers=self.options.include_headers,
                           read_committed=self.options.read_committed,
                           fail_on_data_loss=self.options.fail_on_data_loss)
 

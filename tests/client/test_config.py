@@ -28,7 +28,7 @@ def test_defaults_and_string_values():
     assert (d.request_timeout_ms, d.socket_connection_setup_timeout_ms, d.retry_backoff_ms, d.retry_backoff_max_ms) \
         == (30000, 10000, 100, 1000)
     assert (d.delivery_timeout_ms, d.fetch_max_bytes, d.fetch_max_wait_ms, d.acks) == (120000, 52428800, 500, -1)
-    assert d.max_partition_fetch_bytes == 4 * 1024 * 1024
+    assert d.max_partition_fetch_bytes == 1048576  # Kafka's defaults: fetch.max.bytes 50 MiB, 1 MiB per partition
     assert d.idempotence and d.max_in_flight_requests_per_connection == 5
     assert ClientConfig.from_kafka_options({"bootstrap.servers": "h:1", "acks": "all"}).acks == -1
     # idempotence is Kafka's default only with acks=all: acks=1 alone silently turns it off

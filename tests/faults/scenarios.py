@@ -280,7 +280,9 @@ def _stats_lines(stats_dir: str | None, topic: str) -> int:
     return n
 
 
-def spark_read_with_leader_kill(spark, cluster, *, per_partition: int = 100_000, partitions: int = 6) -> Outcome:
+def spark_read_with_leader_kill(spark, cluster, *, per_partition: int = 100_000, partitions: int = 6,
+                                read_options: dict | None = None) -> Outcome:
+    """`read_options` cut the read (default: maxRecordsPerPartition, six tasks per partition)."""
     bootstrap = cluster.bootstrap_servers
     topic = create_topic(bootstrap, unique_topic("read-kill"), partitions)
     total = produce_rows(bootstrap, topic, partitions, per_partition)
@@ -298,9 +300,9 @@ def spark_read_with_leader_kill(spark, cluster, *, per_partition: int = 100_000,
     killer.start()
     try:
         started_reading.set()
+        cut = read_options if read_options is not None else {"maxRecordsPerPartition": str(max(1, per_partition // 6))}
         table = (spark.read.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
-                 .option("startingOffsets", "earliest").option("endingOffsets", "latest")
-                 .option("maxRecordsPerPartition", str(max(1, per_partition // 6)))
+                 .option("startingOffsets", "earliest").option("endingOffsets", "latest").options(**cut)
                  .load().select("partition", "offset", "value").toArrow())
         finished = time.monotonic()
     finally:

@@ -54,6 +54,18 @@ def test_spark_batch_read_follows_leader_move(spark, healthy):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_spark_packed_read_follows_leader_move(spark, healthy):
+    """Packed tasks (several partitions of one leader, first Fetches batched) follow a leader killed mid-read."""
+    outcome = sc.spark_read_with_leader_kill(spark, healthy, per_partition=100_000, partitions=6,
+                                             read_options={"targetRecordsPerPartition": "40000"})
+    _report(outcome)
+    assert outcome.detail["killed_during_read"], "the read ended before the leader was killed"
+    assert outcome.detail["exact"]
+    assert (outcome.found, outcome.lost, outcome.duplicated) == (600_000, 0, 0)
+
+
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_stream_exactly_once_across_leader_kill_and_restart(spark, healthy, tmp_path):
     outcome = sc.stream_with_leader_kill(spark, healthy, str(tmp_path))

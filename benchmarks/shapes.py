@@ -1,0 +1,386 @@
+"""The shapes users run, kwire against Spark's built-in `kafka` connector, side by side in one run.
+
+Shapes (issue #21), each warmed once untimed, medians of --runs, results of both sides asserted equal:
+
+* read N records of --record-size B spread evenly over 1, 64 and 512 partitions (count, bytes and a
+  checksum of (partition, offset, value) asserted equal);
+* write the same N keyed rows into fresh topics of 1, 64 and 512 partitions (records per partition
+  asserted equal); then one --small-rows write (a streaming micro-batch's size), warm;
+* a micro-batch of about --micro-offsets offsets over 512 partitions: both sources read the same
+  (start, end) offsets as a batch (Spark 4.0.0's streaming source does not run on PySpark 4.3); kwire also
+  as one readStream trigger (AvailableNow, foreachBatch count), for what the stream machinery adds;
+* one large partition (--large-mib MiB): peak resident memory of Spark's Python worker processes while
+  kwire reads it (packed as by default, and as one task with packPartitions=false) against a no-op Python
+  data source yielding the same number of rows of the same size in 50k-row Arrow batches; the built-in
+  source's memory is in the JVM and not sampled here;
+* planning a read over --plan-partitions partitions in --plan-topics topics (subscribePattern): time to
+  get the number of Spark partitions, for both.
+
+    python benchmarks/shapes.py [--records 400000] [--runs 3] [--large-mib 586] [--plan-partitions 5000]
+    python benchmarks/shapes.py --records 20000 --runs 1 --large-mib 32 --plan-partitions 200 --only read,plan
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import threading
+import time
+
+from _common import broker, print_machine, spark_session, timed
+
+BUILTIN = "kafka (Spark built-in)"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=400_000)
+    parser.add_argument("--record-size", type=int, default=100)
+    parser.add_argument("--partition-counts", default="1,64,512")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--compression", default="lz4")
+    parser.add_argument("--small-rows", type=int, default=1000)
+    parser.add_argument("--micro-offsets", type=int, default=100_000)
+    parser.add_argument("--large-mib", type=int, default=586)
+    parser.add_argument("--plan-partitions", type=int, default=5000)
+    parser.add_argument("--plan-topics", type=int, default=100)
+    parser.add_argument("--only", default="read,write,small,micro,memory,plan",
+                        help="comma-separated shapes to run")
+    parser.add_argument("--bootstrap", help="an existing cluster; default: start a local broker")
+    return parser.parse_args()
+
+
+# -- helpers ---------------------------------------------------------------------------------------------
+def produce_even(bootstrap: str, topic: str, partitions: int, records: int, size: int, compression: str) -> None:
+    """`records` values of `size` bytes, partition i % partitions, through librdkafka (an independent client)."""
+    from confluent_kafka import Producer
+
+    from spark_kwire import admin
+
+    admin.create_topic(bootstrap, topic, partitions=partitions)
+    pool = os.urandom(size * 64 + 4096)
+    producer = Producer({"bootstrap.servers": bootstrap, "compression.type": compression, "linger.ms": 20,
+                         "batch.size": 1 << 20, "queue.buffering.max.messages": 1_000_000, "acks": 1})
+    for i in range(records):
+        at = (i * 7919) % (len(pool) - size)
+        while True:
+            try:
+                producer.produce(topic, value=pool[at:at + size], partition=i % partitions)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        if i % 10_000 == 0:
+            producer.poll(0)
+    assert producer.flush(300) == 0
+    assert sum(admin.latest_offsets(bootstrap, topic).values()) == records
+
+
+def load(spark, fmt: str, bootstrap: str, **options):
+    reader = spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def summary(df) -> tuple:
+    """(count, bytes, checksum of partition, offset and value): equal only when the same records were read."""
+    row = df.selectExpr("count(*) AS n", "sum(length(value)) AS b",
+                        "sum(cast(xxhash64(partition, offset, value) AS decimal(38, 0))) AS h").collect()[0]
+    return row.n, row.b, row.h
+
+
+def report(title: str, records: int, seconds: dict[str, list[float]], baseline: str = BUILTIN,
+           contender: str = "kwire") -> dict:
+    print(f"\n{title}", flush=True)
+    medians = {}
+    for name, runs in seconds.items():
+        medians[name] = statistics.median(runs)
+        per_run = ", ".join(f"{s * 1000:,.0f} ms" for s in runs)
+        print(f"  {name:<30} median {records / medians[name]:>12,.0f} records/s  {medians[name] * 1000:>9,.0f} ms"
+              f"   (runs: {per_run})")
+    if baseline in medians and contender in medians:
+        print(f"  ratio {contender} / {baseline}: {medians[baseline] / medians[contender]:.2f}x", flush=True)
+    return medians
+
+
+def alternate(runs: int, sides: dict, warm: bool = True) -> dict[str, list[float]]:
+    if warm:
+        for fn in sides.values():
+            fn()
+    seconds = {name: [] for name in sides}
+    for _ in range(runs):
+        for name, fn in sides.items():
+            seconds[name].append(timed(fn))
+    return seconds
+
+
+def descendants_of(root: int) -> set[int]:
+    """Process ids below `root` (its children, their children...), from /proc."""
+    parent = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            parent[int(name)] = int(stat[stat.rindex(")") + 2:].split()[1])
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+
+
+class WorkerMemory:
+    """Peak resident memory (VmRSS, sampled every 20 ms) of Spark's Python worker processes."""
+
+    def __init__(self) -> None:
+        self.peak_kib = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    @staticmethod
+    def _workers() -> list[int]:
+        """Spark Python workers of this process's Spark (other sessions on the machine are not ours)."""
+        pids = []
+        for pid in descendants_of(os.getpid()):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read()
+            except OSError:
+                continue
+            if b"pyspark.daemon" in cmd or b"pyspark.worker" in cmd:
+                pids.append(pid)
+        return pids
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            for pid in self._workers():
+                try:
+                    with open(f"/proc/{pid}/status") as f:
+                        rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+                except (OSError, StopIteration):
+                    continue
+                self.peak_kib = max(self.peak_kib, rss)
+            self._stop.wait(0.02)
+
+    def __enter__(self) -> "WorkerMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def noop_source_class(rows: int, size: int):
+    """A Python data source yielding `rows` rows with the kafka schema and `size`-byte values, 50k per batch."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader
+
+    class NoopKafkaShaped(DataSource):
+        @classmethod
+        def name(cls):
+            return "noop_kafka_shaped"
+
+        def schema(self):
+            return ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+                    "timestampType int")
+
+        def reader(self, schema):
+            return NoopReader()
+
+    class NoopReader(DataSourceReader):
+        def read(self, partition):
+            import numpy as np
+            import pyarrow as pa
+
+            value = os.urandom(size)
+            done = 0
+            while done < rows:
+                n = min(50_000, rows - done)
+                values = pa.array([value] * n, type=pa.binary())
+                yield pa.RecordBatch.from_arrays([
+                    pa.nulls(n, pa.binary()), values, pa.array(["t"] * n), pa.array(np.zeros(n, np.int32)),
+                    pa.array(np.arange(done, done + n, dtype=np.int64)),
+                    pa.array(np.zeros(n, np.int64), pa.timestamp("us", tz="UTC")), pa.array(np.zeros(n, np.int32)),
+                ], names=["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"])
+                done += n
+
+    return NoopKafkaShaped
+
+
+# -- shapes ----------------------------------------------------------------------------------------------
+def shape_reads(spark, bootstrap, args, counts) -> dict:
+    results = {}
+    for partitions in counts:
+        topic = f"shapes-read-{args.records}-{partitions}-{time.time_ns() % 10**8}"
+        produce_even(bootstrap, topic, partitions, args.records, args.record_size, args.compression)
+        expected = {}
+
+        def run(fmt):
+            got = summary(load(spark, fmt, bootstrap, subscribe=topic))
+            assert got == expected.setdefault("summary", got), (fmt, got, expected)
+            assert got[0] == args.records
+
+        seconds = alternate(args.runs, {BUILTIN: lambda: run("kafka"), "kwire": lambda: run("kwire")})
+        results[partitions] = report(f"Read {args.records:,} x {args.record_size} B over {partitions} partition(s)",
+                                     args.records, seconds)
+    if len(counts) > 1:
+        first, last = results[counts[0]]["kwire"], results[counts[-1]]["kwire"]
+        print(f"\nkwire's read rate at {counts[-1]} partitions / at {counts[0]}: {first / last:.2f}")
+    return results
+
+
+def _write_rows(spark, records: int, size: int):
+    from pyspark.sql import functions as F
+
+    pad = "x" * max(0, size - 12)
+    rows = spark.range(records, numPartitions=2).select(
+        F.col("id").cast("string").alias("key"),
+        F.concat(F.lpad(F.col("id").cast("string"), 12, "0"), F.lit(pad)).alias("value")).cache()
+    rows.count()
+    return rows
+
+
+def _writer(rows, bootstrap, args, partitions: int, tag: str, layouts: dict):
+    from spark_kwire import admin
+
+    counter = iter(range(10_000))
+
+    def run(fmt):
+        topic = f"shapes-write-{tag}-{fmt}-{next(counter)}-{time.time_ns() % 10**8}"
+        admin.create_topic(bootstrap, topic, partitions=partitions)
+        (rows.write.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
+         .option("kafka.compression.type", args.compression).mode("append").save())
+        latest = admin.latest_offsets(bootstrap, topic)
+        assert latest == layouts.setdefault(tag, latest), (fmt, "records per partition differ")
+        admin.delete_topic(bootstrap, topic)
+    return run
+
+
+def shape_writes(spark, bootstrap, args, counts) -> None:
+    rows = _write_rows(spark, args.records, args.record_size)
+    layouts: dict = {}
+    for partitions in counts:
+        run = _writer(rows, bootstrap, args, partitions, f"p{partitions}", layouts)
+        seconds = alternate(args.runs, {BUILTIN: lambda: run("kafka"), "kwire": lambda: run("kwire")})
+        report(f"Write {args.records:,} keyed rows x {args.record_size} B into {partitions} partition(s)",
+               args.records, seconds)
+    rows.unpersist()
+
+
+def shape_small_write(spark, bootstrap, args) -> None:
+    rows = _write_rows(spark, args.small_rows, args.record_size)
+    run = _writer(rows, bootstrap, args, 8, "small", {})
+    seconds = alternate(max(5, args.runs * 3), {BUILTIN: lambda: run("kafka"), "kwire": lambda: run("kwire")})
+    report(f"One {args.small_rows:,}-row write into 8 partitions (a micro-batch's size), warm", args.small_rows,
+           seconds)
+
+
+def shape_micro_batch(spark, bootstrap, args) -> None:
+    import json
+
+    from spark_kwire import admin
+
+    partitions = 512
+    per_partition = max(1, args.micro_offsets // partitions)
+    topic = f"shapes-micro-{time.time_ns() % 10**8}"
+    produce_even(bootstrap, topic, partitions, 3 * per_partition * partitions, args.record_size, args.compression)
+    latest = admin.latest_offsets(bootstrap, topic)
+    start = {topic: {str(p): o - per_partition for p, o in latest.items()}}
+    end = {topic: {str(p): o for p, o in latest.items()}}
+    records = per_partition * partitions
+    options = {"subscribe": topic, "startingOffsets": json.dumps(start), "endingOffsets": json.dumps(end)}
+    expected = {}
+
+    def batch(fmt):
+        got = summary(load(spark, fmt, bootstrap, **options))
+        assert got == expected.setdefault("summary", got) and got[0] == records, (fmt, got)
+
+    def stream():
+        import tempfile
+        seen = []
+        query = (spark.readStream.format("kwire").option("kafka.bootstrap.servers", bootstrap)
+                 .option("subscribe", topic).option("startingOffsets", json.dumps(start)).load()
+                 .writeStream.foreachBatch(lambda df, _id: seen.append(summary(df)))
+                 .option("checkpointLocation", tempfile.mkdtemp(prefix="kwire-shapes-"))
+                 .trigger(availableNow=True).start())
+        query.awaitTermination()
+        assert query.exception() is None and [s for s in seen if s[0]] == [expected["summary"]], seen
+
+    seconds = alternate(args.runs, {BUILTIN: lambda: batch("kafka"), "kwire": lambda: batch("kwire"),
+                                    "kwire readStream trigger": stream})
+    report(f"A micro-batch of {records:,} offsets over {partitions} partitions ({per_partition} each), read as "
+           "a batch of those offsets; kwire also as one readStream trigger", records, seconds)
+
+
+def shape_memory(spark, bootstrap, args) -> None:
+    from spark_kwire import admin
+
+    records = args.large_mib * 2**20 // args.record_size
+    topic = f"shapes-large-{time.time_ns() % 10**8}"
+    produce_even(bootstrap, topic, 1, records, args.record_size, args.compression)
+    assert admin.latest_offsets(bootstrap, topic) == {0: records}
+    spark.dataSource.register(noop_source_class(records, args.record_size))
+    sides = {
+        "no-op Python source": lambda: spark.read.format("noop_kafka_shaped").load(),
+        "kwire (packed, default)": lambda: load(spark, "kwire", bootstrap, subscribe=topic),
+        "kwire (packPartitions=false)": lambda: load(spark, "kwire", bootstrap, subscribe=topic,
+                                                     packPartitions="false"),
+    }
+    print(f"\nOne partition of {records:,} records x {args.record_size} B ({args.large_mib} MiB of values): "
+          "peak VmRSS of Spark's Python workers, sampled every 20 ms", flush=True)
+    for name, df in sides.items():
+        df().selectExpr("count(*)").collect()  # warm: workers started, caches loaded
+        with WorkerMemory() as memory:
+            seconds = timed(lambda: df().selectExpr("count(*) AS n", "sum(length(value)) AS b").collect())
+        print(f"  {name:<30} peak worker RSS {memory.peak_kib / 1024:>7,.0f} MiB   {records / seconds:>12,.0f} "
+              f"records/s", flush=True)
+
+
+def shape_planning(spark, bootstrap, args) -> None:
+    from spark_kwire import admin
+
+    prefix = f"shapes-plan-{time.time_ns() % 10**8}-"
+    per_topic = max(1, args.plan_partitions // args.plan_topics)
+    for i in range(args.plan_topics):
+        admin.create_topic(bootstrap, f"{prefix}{i:03d}", partitions=per_topic)
+    total = per_topic * args.plan_topics
+
+    def plan(fmt):
+        # The topics are empty: without packing kwire makes one Spark partition per topic-partition, as Spark does.
+        extra = {"packPartitions": "false"} if fmt == "kwire" else {}
+        n = load(spark, fmt, bootstrap, subscribePattern=prefix + ".*", **extra).rdd.getNumPartitions()
+        assert n == total, (fmt, n, total)
+
+    seconds = alternate(args.runs, {BUILTIN: lambda: plan("kafka"), "kwire": lambda: plan("kwire")})
+    report(f"Planning a read of {total:,} partitions in {args.plan_topics} topics (subscribePattern; "
+           "rate = partitions planned per second)", total, seconds)
+
+
+def main() -> None:
+    args = parse_args()
+    print_machine()
+    only = set(args.only.split(","))
+    counts = [int(c) for c in args.partition_counts.split(",")]
+    with broker(args) as bootstrap:
+        spark = spark_session()
+        if "read" in only:
+            shape_reads(spark, bootstrap, args, counts)
+        if "write" in only:
+            shape_writes(spark, bootstrap, args, counts)
+        if "small" in only:
+            shape_small_write(spark, bootstrap, args)
+        if "micro" in only:
+            shape_micro_batch(spark, bootstrap, args)
+        if "memory" in only:
+            shape_memory(spark, bootstrap, args)
+        if "plan" in only:
+            shape_planning(spark, bootstrap, args)
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()
