@@ -69,7 +69,7 @@ def eos_stream_driver_crashes(bootstrap: str, workdir: str, *, kills: int = 3, p
     checkpoint = os.path.join(workdir, "checkpoint")
     seed = seed if seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
-    producer = ProducerThread(bootstrap, source, prefix="e", per_tick=25)
+    producer = ProducerThread(bootstrap, source, prefix="e", per_tick=10)
     producer.start()
     started = time.monotonic()
     proc = None
