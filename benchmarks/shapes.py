@@ -29,6 +29,7 @@ import threading
 import time
 
 from _common import broker, print_machine, spark_session, timed
+from harness.processes import descendant_pids
 
 BUILTIN = "kafka (Spark built-in)"
 
@@ -115,24 +116,6 @@ def alternate(runs: int, sides: dict, warm: bool = True) -> dict[str, list[float
     return seconds
 
 
-def descendants_of(root: int) -> set[int]:
-    """Process ids below `root` (its children, their children...), from /proc."""
-    parent = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            parent[int(name)] = int(stat[stat.rindex(")") + 2:].split()[1])
-    found, frontier = set(), {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - found
-        found |= frontier
-    return found
-
-
 class WorkerMemory:
     """Peak resident memory (VmRSS, sampled every 20 ms) of Spark's Python worker processes."""
 
@@ -145,7 +128,7 @@ class WorkerMemory:
     def _workers() -> list[int]:
         """Spark Python workers of this process's Spark (other sessions on the machine are not ours)."""
         pids = []
-        for pid in descendants_of(os.getpid()):
+        for pid in descendant_pids(os.getpid()):
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
                     cmd = f.read()

@@ -10,31 +10,15 @@ import uuid
 
 import pytest
 
+from harness.processes import descendant_pids
+
 RECORDS, SIZE = 400_000, 100
-
-
-def descendants_of(root: int) -> set[int]:
-    """Process ids below `root` (its children, their children...), from /proc."""
-    parent = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            parent[int(name)] = int(stat[stat.rindex(")") + 2:].split()[1])
-    found, frontier = set(), {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - found
-        found |= frontier
-    return found
 
 
 def _python_workers() -> list[int]:
     """Spark Python workers of this test session's Spark (other sessions on the machine are not ours)."""
     pids = []
-    for pid in descendants_of(os.getpid()):
+    for pid in descendant_pids(os.getpid()):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmd = f.read()
