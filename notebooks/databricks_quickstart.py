@@ -146,7 +146,8 @@ display(df.groupBy("partition").count().orderBy("partition"))
 # MAGIC
 # MAGIC `commitOffsetsToGroup` commits the end offsets of every finished micro-batch to a consumer group, so the
 # MAGIC query's progress shows up in Kafka's tools and in the lag table below. Where the query resumes is still decided
-# MAGIC by its checkpoint.
+# MAGIC by its checkpoint. On Spark 4.0/4.1 (Databricks Runtime 17.3 LTS) the last micro-batch of a run is committed to the
+# MAGIC group when the next run starts, so the lag below shows that batch until then.
 
 # COMMAND ----------
 

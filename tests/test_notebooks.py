@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_kwire.spark.capabilities import FILTER_PUSHDOWN
+from spark_kwire.spark.capabilities import FILTER_PUSHDOWN, READ_LIMIT_API
 
 REPO = Path(__file__).resolve().parent.parent
 QUICKSTART = REPO / "notebooks" / "quickstart.ipynb"
@@ -282,7 +282,10 @@ def test_databricks_notebook_runs(spark, scram_ssl_kafka, tmp_path):
     assert sum(r["count"] for r in table_counts) == 1000
     lag_rows = [r.asDict() for r in lag]
     assert len(lag_rows) == 3
-    assert all(r["lag"] == 0 for r in lag_rows), lag_rows
+    if READ_LIMIT_API:
+        assert all(r["lag"] == 0 for r in lag_rows), lag_rows
+    else:  # Spark < 4.2: the run's only batch is committed to the group when the next run starts (README)
+        assert all(r["committed_offset"] == 0 for r in lag_rows), lag_rows
     assert sum(r["latest_offset"] for r in lag_rows) == 1000
     assert SCRAM_PASSWORD not in repr(displayed)
 
