@@ -109,5 +109,16 @@ def _forget_threads() -> None:
         _ready[path] = threading.Event()
 
 
+def _finish_compiles_before_fork() -> None:
+    # A compiling thread holds numba's process-wide compiler lock; a child forked meanwhile would inherit the
+    # lock held by a thread it does not have and wait for it forever. So fork() waits for running compiles.
+    for path in list(_started):
+        event = _ready.get(path)
+        if event is not None:
+            event.wait(FORK_WAITS_FOR_COMPILE_S)
+
+
+FORK_WAITS_FOR_COMPILE_S = 300
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_threads)
+    os.register_at_fork(before=_finish_compiles_before_fork, after_in_child=_forget_threads)
