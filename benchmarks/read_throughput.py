@@ -7,6 +7,8 @@ then runs count(*) and sum(length(value)) through both sources, alternating, and
 
 from __future__ import annotations
 
+import uuid
+
 from _common import broker, parse_args, print_machine, report, spark_session, timed
 
 from harness import run_java_tool
@@ -28,7 +30,7 @@ def main() -> None:
     args = parse_args(__doc__, 5_000_000)
     print_machine()
     with broker(args) as bootstrap:
-        topic = f"bench-read-{args.records}-{args.partitions}-{args.compression}"
+        topic = f"bench-read-{args.records}-{args.partitions}-{args.compression}-{uuid.uuid4().hex[:6]}"  # brokers may be shared
         produce(bootstrap, topic, args)
         spark = spark_session()
         expected = args.records * args.record_size

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import tempfile
 
+import uuid
+
 from _common import broker, parse_args, print_machine, report, spark_session, timed
 
 
@@ -31,9 +33,10 @@ def main() -> None:
         ).cache()
         rows.count()
         counter = iter(range(1000))
+        run_id = uuid.uuid4().hex[:6]
 
         def run(fmt: str):
-            topic = f"bench-write-{fmt}-{next(counter)}"
+            topic = f"bench-write-{fmt}-{run_id}-{next(counter)}"  # brokers may be shared between runs
             admin.create_topic(bootstrap, topic, partitions=args.partitions)
             (rows.write.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
              .option("kafka.compression.type", args.compression).option("kafka.linger.ms", "20")
@@ -57,7 +60,7 @@ def main() -> None:
         rows.write.parquet(f"{folder}/rows")
 
         def run_stream():
-            topic = f"bench-write-stream-{next(counter)}"
+            topic = f"bench-write-stream-{run_id}-{next(counter)}"
             admin.create_topic(bootstrap, topic, partitions=args.partitions)
             query = (spark.readStream.schema(rows.schema).parquet(f"{folder}/rows").writeStream.format("kwire")
                      .option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
