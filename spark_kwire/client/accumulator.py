@@ -30,6 +30,7 @@ import pyarrow as pa
 from spark_kwire.client.idempotence import IdempotenceState
 from spark_kwire.client.phase_times import PhaseTimes
 from spark_kwire.protocol.records import encode_record_batches, split_batches
+from spark_kwire.protocol.records._arrow import timestamp_column
 
 __all__ = ["ProducerBatch", "RecordAccumulator", "batch_record_count"]
 
@@ -149,17 +150,7 @@ def _timestamps(timestamps_ms, n: int):
         return int(time.time() * 1000)
     if isinstance(timestamps_ms, (int, np.integer)):
         return int(timestamps_ms)
-    if isinstance(timestamps_ms, (pa.Array, pa.ChunkedArray)):
-        if pa.types.is_timestamp(timestamps_ms.type):
-            timestamps_ms = timestamps_ms.cast(pa.timestamp("ms")).cast(pa.int64())
-        timestamps_ms = timestamps_ms.to_numpy(zero_copy_only=False)
-    ts = np.asarray(timestamps_ms)
-    if ts.dtype.kind == "M":
-        ts = ts.astype("datetime64[ms]").view(np.int64)
-    ts = np.ascontiguousarray(ts, dtype=np.int64).reshape(-1)
-    if ts.shape[0] != n:
-        raise ValueError(f"timestamps_ms has {ts.shape[0]} rows, values has {n}")
-    return ts
+    return timestamp_column(timestamps_ms, n)
 
 
 def _joined(rows: list[_Rows]) -> _Rows:

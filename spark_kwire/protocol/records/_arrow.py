@@ -104,3 +104,18 @@ def header_parts(headers, n: int):
     if k.null_count:
         raise ValueError("headers: header keys must not be null")
     return list_offsets, binary_parts(k, "header key"), binary_parts(v, "header value")
+
+
+def timestamp_column(timestamps_ms, n: int) -> np.ndarray:
+    """Per-row timestamps (epoch milliseconds, or Arrow/numpy timestamps) as ``n`` contiguous int64 values."""
+    if isinstance(timestamps_ms, (pa.Array, pa.ChunkedArray)):
+        if pa.types.is_timestamp(timestamps_ms.type):
+            timestamps_ms = timestamps_ms.cast(pa.timestamp("ms")).cast(pa.int64())
+        timestamps_ms = timestamps_ms.to_numpy(zero_copy_only=False)
+    ts = np.asarray(timestamps_ms)
+    if ts.dtype.kind == "M":
+        ts = ts.astype("datetime64[ms]").view(np.int64)
+    ts = np.ascontiguousarray(ts, dtype=np.int64).reshape(-1)
+    if ts.shape[0] != n:
+        raise ValueError(f"timestamps_ms has {ts.shape[0]} rows, values has {n}")
+    return ts

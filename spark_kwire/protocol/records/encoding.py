@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import kernels as K
-from ._arrow import _EMPTY_U8, binary_parts, header_parts
+from ._arrow import _EMPTY_U8, binary_parts, header_parts, timestamp_column
 from .compression import codec_id, compress
 from .warming import kernels_for, register_sample
 
@@ -48,18 +48,9 @@ class _Columns:
         elif isinstance(timestamps_ms, (int, np.integer)):
             self.ts = np.full(n, int(timestamps_ms), dtype=np.int64)
         else:
-            if isinstance(timestamps_ms, (pa.Array, pa.ChunkedArray)):
-                if pa.types.is_timestamp(timestamps_ms.type):
-                    timestamps_ms = timestamps_ms.cast(pa.timestamp("ms")).cast(pa.int64())
-                timestamps_ms = timestamps_ms.to_numpy(zero_copy_only=False)
-            ts = np.asarray(timestamps_ms)
-            if ts.dtype.kind == "M":
-                ts = ts.astype("datetime64[ms]").view(np.int64)
-            self.ts = np.ascontiguousarray(ts, dtype=np.int64).reshape(-1)
+            self.ts = timestamp_column(timestamps_ms, n)
             if not self.ts.flags.writeable:  # a zero-copy view of an Arrow buffer
                 self.ts = self.ts.copy()
-            if self.ts.shape[0] != n:
-                raise ValueError(f"timestamps_ms has {self.ts.shape[0]} rows, values has {n}")
         if headers is None:
             self.h_list = np.zeros(n + 1, np.int64)
             self.hk_off, self.hk_data = np.zeros(1, np.int64), _EMPTY_U8
