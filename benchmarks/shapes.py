@@ -29,7 +29,7 @@ import threading
 import time
 
 from _common import broker, print_machine, spark_session, timed
-from harness.processes import descendant_pids
+from harness.processes import spark_python_workers
 
 BUILTIN = "kafka (Spark built-in)"
 
@@ -124,23 +124,9 @@ class WorkerMemory:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
-    @staticmethod
-    def _workers() -> list[int]:
-        """Spark Python workers of this process's Spark (other sessions on the machine are not ours)."""
-        pids = []
-        for pid in descendant_pids(os.getpid()):
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmd = f.read()
-            except OSError:
-                continue
-            if b"pyspark.daemon" in cmd or b"pyspark.worker" in cmd:
-                pids.append(pid)
-        return pids
-
     def _sample(self) -> None:
         while not self._stop.is_set():
-            for pid in self._workers():
+            for pid in spark_python_workers(os.getpid()):
                 try:
                     with open(f"/proc/{pid}/status") as f:
                         rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))

@@ -64,6 +64,21 @@ def descendant_pids(pid: int) -> list[int]:
     return found
 
 
+def spark_python_workers(pid: int) -> list[int]:
+    """Spark's Python worker processes (daemon and workers) below ``pid``: those of this process's Spark
+    session, not of other sessions on the machine."""
+    workers = []
+    for child in descendant_pids(pid):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if b"pyspark.daemon" in cmd or b"pyspark.worker" in cmd:
+            workers.append(child)
+    return workers
+
+
 def process_start_time(pid: int) -> int | None:
     """The start time of process ``pid`` (clock ticks since boot), or None when it does not exist: with the
     pid, it names one process even after the pid is reused."""

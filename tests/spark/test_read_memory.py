@@ -10,23 +10,9 @@ import uuid
 
 import pytest
 
-from harness.processes import descendant_pids
+from harness.processes import spark_python_workers
 
 RECORDS, SIZE = 400_000, 100
-
-
-def _python_workers() -> list[int]:
-    """Spark Python workers of this test session's Spark (other sessions on the machine are not ours)."""
-    pids = []
-    for pid in descendant_pids(os.getpid()):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read()
-        except OSError:
-            continue
-        if b"pyspark.daemon" in cmd or b"pyspark.worker" in cmd:
-            pids.append(pid)
-    return pids
 
 
 def peak_worker_rss_mib(run) -> float:
@@ -35,7 +21,7 @@ def peak_worker_rss_mib(run) -> float:
 
     def sample():
         while not stop.is_set():
-            for pid in _python_workers():
+            for pid in spark_python_workers(os.getpid()):
                 try:
                     with open(f"/proc/{pid}/status") as f:
                         rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
