@@ -62,6 +62,8 @@ log = logging.getLogger(__name__)
 
 TopicPartition = tuple[str, int]
 UNKNOWN_TOPIC_OR_PARTITION = 3
+INVALID_PRODUCER_EPOCH = 47
+PRODUCER_FENCED = 90
 RESPONSE_SLACK_MS = 5000  # how much longer than request.timeout.ms (the broker's own wait) an answer may take
 EXPIRY_CHECK_S = 0.05  # how often delivery budgets are checked
 MAX_SLEEP_S = 1.0
@@ -454,6 +456,13 @@ class Sender:
         if code == UNKNOWN_PRODUCER_ID:
             raise self.produce_error(tp, f"the broker no longer knows producer id {self.idempotence.producer_id} "
                                      f"(its state expired or was lost)", broker=leader, error=error, code=code)
+        if code in (INVALID_PRODUCER_EPOCH, PRODUCER_FENCED) and self.idempotence.transactional:
+            raise self.produce_error(
+                tp, f"this writer of transactional id {self.idempotence.transactional_id!r} (producer id "
+                f"{self.idempotence.producer_id}, epoch {self.idempotence.producer_epoch}) was fenced: a newer producer "
+                f"took over the same id (a retried or speculative attempt of the same task, a restarted query, or "
+                f"another query with the same transactionalIdPrefix). Its open transaction was aborted and nothing it "
+                f"wrote will be visible to read_committed readers", broker=leader, error=error, code=code)
         if code == UNKNOWN_TOPIC_OR_PARTITION:
             self.client.check_unknown_topic(error, tp[0], tp[1])
         if not is_retriable_error(error):

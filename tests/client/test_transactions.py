@@ -98,9 +98,10 @@ def test_second_init_fences_the_first_and_aborts_its_transaction(bootstrap, clie
     successor.begin()
     assert (successor.producer_id, successor.producer_epoch) != (zombie_handle.producer_id,
                                                                  zombie_handle.producer_epoch)
-    with pytest.raises(ProduceError, match="INVALID_PRODUCER_EPOCH|PRODUCER_FENCED"):
+    with pytest.raises(ProduceError, match=f"transactional id '{txn_id}'.*was fenced: a newer producer") as fenced:
         zombie_producer.send_batch(topic_name, 0, _values("zombie-late", 10))
         zombie_producer.flush()
+    assert fenced.value.error_name in ("INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED")
     with pytest.raises(TransactionFencedError, match=txn_id):
         end_transaction(client, zombie_handle, commit=True)
 
