@@ -28,6 +28,17 @@ def _constant_strings(value: str, n: int) -> pa.Array:
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(encoded * n))
 
 
+_TIMESTAMP_US_UTC = pa.timestamp("us", tz="UTC")
+
+
+def _timestamps_us(millis) -> pa.Array:
+    """Kafka timestamps (ms) as Spark's timestamp column. Built from the buffer: pa.array(..., type=<a type
+    with a time zone>) loads pyarrow's time zone database on its first call, a quarter second of every new
+    Python worker's first task."""
+    micros = np.asarray(millis, dtype=np.int64) * 1000
+    return pa.Array.from_buffers(_TIMESTAMP_US_UTC, len(micros), [None, pa.py_buffer(micros)])
+
+
 def to_record_batch(decoded, topic: str, partition: int, include_headers: bool) -> pa.RecordBatch:
     """Columns of one decoded chunk, in the schema of Spark's `kafka` source."""
     n = len(decoded.offset)
@@ -37,7 +48,7 @@ def to_record_batch(decoded, topic: str, partition: int, include_headers: bool) 
         _constant_strings(topic, n),
         pa.array(np.full(n, partition, dtype=np.int32)),
         pa.array(np.asarray(decoded.offset, dtype=np.int64)),
-        pa.array(np.asarray(decoded.timestamp, dtype=np.int64) * 1000, type=pa.timestamp("us", tz="UTC")),
+        _timestamps_us(decoded.timestamp),
         pa.array(np.asarray(decoded.timestamp_type, dtype=np.int32)),
     ]
     if include_headers:

@@ -111,3 +111,20 @@ def test_every_path_has_a_sample_and_warm_up_marks_them_ready():
     assert set(warming._samples) == {"decode", "decode_headers", "encode", "partition", "hash"}
     warm_up()
     assert all(warming.is_ready(path) for path in warming._samples)
+
+
+def test_with_the_kernels_in_numbas_disk_cache_the_first_calls_load_them(tmp_path):
+    run("""
+        from spark_kwire.protocol.records import warm_up
+        warm_up()
+        print(json.dumps({}))
+    """, tmp_path)
+    result = run("""
+        small = fetch(2000)
+        res = decode_record_set(small, start_offset=0)
+        print(json.dumps({"ready_at_first_call": warming.is_ready("decode"), "pure_bytes": warming._pure_bytes,
+                          "records": res.record_count, "loaded": compiled(jit.decode_v2_regions)}))
+    """, tmp_path)
+    assert result["records"] == 2000
+    assert result["pure_bytes"] == 0, "calls ran on the pure-Python kernels although numba's cache held them"
+    assert result["ready_at_first_call"] and result["loaded"] == 1

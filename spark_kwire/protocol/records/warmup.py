@@ -22,7 +22,7 @@ from . import kernels
 from .batch import HEADERS_TYPE, decode_record_set, encode_record_batch, split_batches
 from .compression import compress
 from .partitioner import murmur2_array, partition_for_keys
-from .warming import mark_ready
+from .warming import mark_ready, registered_paths
 
 _done = False
 
@@ -100,5 +100,10 @@ def warm_up(force: bool = False) -> float:
         murmur2_array(keys)
         split_batches(pa.array([b"x"] * 3), keys, timestamps_ms=np.arange(3), max_batch_bytes=100)
     mark_ready()
+    if kernels.IMPLEMENTATION == "numba":
+        from .jit.cache import remember_cached
+
+        for path in registered_paths():
+            remember_cached(path)
     _done = True
     return time.perf_counter() - t

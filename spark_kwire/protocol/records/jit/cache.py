@@ -108,8 +108,45 @@ def _compile(fn, options: dict):
     return numba.njit(**options)(fn)
 
 
+_kernels: list = []  # every dispatcher made by @kernel
+
+
 def kernel(fn):
     """``numba.njit`` with caching as described above, releasing the GIL (``nogil``) so decoding can overlap
     network I/O in threads. Helpers are kernels too, called rather than inlined by numba: LLVM inlines them
     anyway, and numba-level inlining re-typed each helper in every caller, which nearly doubled compile time."""
-    return _compile(fn, {"nogil": True})
+    dispatcher = _compile(fn, {"nogil": True})
+    _kernels.append(dispatcher)
+    return dispatcher
+
+
+def _index_path(dispatcher) -> str:
+    return dispatcher._cache._cache_file._index_path  # AttributeError when the kernel is not cached
+
+
+def _marker(path: str) -> str:
+    return os.path.join(os.path.dirname(_index_path(_kernels[0])), f"spark_kwire-{path}.cached")
+
+
+def remember_cached(path: str) -> None:
+    """Notes in the cache directory that ``path``'s kernels (those compiled or loaded so far in this process,
+    which has just run the path) are cached, so later processes know they can load them."""
+    try:
+        indexes = sorted(_index_path(k) for k in _kernels if k.signatures)
+        if indexes and all(os.path.exists(i) for i in indexes):
+            with open(_marker(path), "w", encoding="utf-8") as out:
+                out.write("\n".join(indexes))
+    except (AttributeError, IndexError, OSError):
+        pass  # not cached, or the directory is not writable: later processes compile, as they would anyway
+
+
+def cached_on_disk(path: str) -> bool:
+    """Whether numba's cache holds ``path``'s kernels (as noted by :func:`remember_cached`), so a new process
+    loads them (a few tenths of a second) instead of compiling them (seconds). An index can be stale (sources
+    changed since); then numba compiles, as it would have anyway."""
+    try:
+        with open(_marker(path), encoding="utf-8") as f:
+            indexes = f.read().split()
+        return bool(indexes) and all(os.path.exists(i) for i in indexes)
+    except (AttributeError, IndexError, OSError):
+        return False
