@@ -456,7 +456,7 @@ class ReadOptions:
         )
 
 
-DEFAULT_PACK_TARGET_RECORDS = 100_000
+DEFAULT_PACK_TARGET_RECORDS = 200_000
 
 
 def parse_packing(opts: Mapping[str, str], *, spark_cut: bool) -> int | None:
