@@ -9,10 +9,16 @@ import uuid
 import pytest
 from pyspark.sql import functions as F
 
+from spark_kwire.spark.capabilities import READ_LIMIT_API
+
 from tests.spark.test_exactly_once_write import _consume
 
 
 def _run_available_now(spark, bootstrap, source, sink, checkpoint, **options):
+    """Runs the stream until everything in `source` is written, in micro-batches of at most 700 offsets: with
+    Trigger.AvailableNow where Spark gives Python sources the ReadLimit API (4.2+); before that, where such a
+    run reads one capped batch (README, Spark releases), as the README's workaround does: a processing-time
+    trigger, processAllAvailable(), stop()."""
     stream = (spark.readStream.format("kwire").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", source).option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "700")
               .load().select("key", F.concat(F.lit("out-"), F.col("value").cast("string")).alias("value")))
@@ -20,8 +26,15 @@ def _run_available_now(spark, bootstrap, source, sink, checkpoint, **options):
               .option("checkpointLocation", checkpoint).option("deliveryGuarantee", "exactly-once"))
     for key, value in options.items():
         writer = writer.option(key, value)
-    query = writer.trigger(availableNow=True).start()
-    query.awaitTermination(180)
+    if READ_LIMIT_API:
+        query = writer.trigger(availableNow=True).start()
+        query.awaitTermination(180)
+    else:
+        query = writer.trigger(processingTime="200 milliseconds").start()
+        try:
+            query.processAllAvailable()
+        finally:
+            query.stop()
     assert query.exception() is None, query.exception()
     return query
 
