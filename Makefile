@@ -13,7 +13,8 @@ PYTEST_ARGS ?=
 # and the whole suite; each older release gets its own virtualenv with kwire installed from the built wheel
 # (not the checkout) and runs the Spark-facing tests. Latest patch of each line, as PyPI serves them.
 OLDER_SPARK_RELEASES ?= 4.0.5 4.1.4 4.2.1
-# Spark-facing tests run on every release: batch read and write, streaming, registration, Connect, notebooks.
+# Spark-facing tests run on every release: batch read and write, streaming, registration, Connect, notebooks,
+# exactly-once streams.
 RELEASE_TESTS ?= tests/spark/test_spark_releases.py tests/spark/test_registration.py \
 	tests/spark/test_spark_connect.py tests/test_notebooks.py::test_quickstart_notebook_runs \
 	tests/test_notebooks.py::test_databricks_notebook_runs tests/spark/test_exactly_once_stream.py

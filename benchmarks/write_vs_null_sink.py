@@ -7,16 +7,23 @@ and every record is checked to be in Kafka. Prints records/s of both (medians) a
 
     python benchmarks/write_vs_null_sink.py [--records 2000000] [--runs 5] [--partitions 8] [--compression lz4]
         [--no-keys] [--profile]   # also: where kwire's time went, summed over the tasks of the timed runs (KWIRE_PROFILE)
+
+It also prints the CPU seconds each side's runs used, per process: Spark's JVM (the driver, which runs the
+tasks in local mode), Spark's Python workers and, with the local broker, the broker's JVM. On a machine
+whose cores the broker shares, a write is bound by their sum; the last line gives the ratio the write could
+reach if kwire's Python work cost nothing (the null sink's CPU against the null sink's plus the broker's).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import sys
 import tempfile
 
 from _common import broker, parse_args, print_machine, report, spark_session, timed
+from harness.processes import descendant_pids, spark_python_workers
 
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
 
@@ -82,6 +89,60 @@ def summarize_profile(path: str, first_line: int) -> None:
         print(f"  {name:<22} {seconds:8.3f} s  {100 * seconds / total:5.1f}%  ({calls} calls)")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (its threads included), 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuAccount:
+    """CPU seconds used during timed runs by Spark's JVM, Spark's Python workers and the local broker."""
+
+    def __init__(self, spark_jvm_pid: int) -> None:
+        self.spark_jvm_pid = spark_jvm_pid
+        self.runs: dict[str, list[dict[str, float]]] = {}
+
+    def _sample(self) -> dict[int, tuple[str, float]]:
+        pids = {self.spark_jvm_pid: "Spark JVM"}
+        pids.update({pid: "Spark Python workers" for pid in spark_python_workers(os.getpid())})
+        for pid in descendant_pids(os.getpid()):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"kafka.Kafka" in f.read():
+                        pids[pid] = "broker JVM"
+            except OSError:
+                continue
+        return {pid: (what, cpu_seconds(pid)) for pid, what in pids.items()}
+
+    def timed(self, side: str, fn) -> float:
+        before = self._sample()
+        seconds = timed(fn)
+        after = self._sample()
+        used: dict[str, float] = {}
+        for pid, (what, cpu) in after.items():
+            used[what] = used.get(what, 0.0) + cpu - before.get(pid, (what, 0.0))[1]
+        self.runs.setdefault(side, []).append(used)
+        return seconds
+
+    def print(self, baseline: str, contender: str) -> None:
+        print("\nCPU seconds per run (medians), by process:")
+        medians = {}
+        for side, runs in self.runs.items():
+            kinds = sorted({k for r in runs for k in r})
+            medians[side] = {k: statistics.median(r.get(k, 0.0) for r in runs) for k in kinds}
+            parts = ", ".join(f"{k} {v:.2f}" for k, v in medians[side].items())
+            print(f"  {side:<24} {sum(medians[side].values()):.2f} in all: {parts}")
+        base, broker_cpu = sum(medians[baseline].values()), medians[contender].get("broker JVM", 0.0)
+        if broker_cpu:
+            print(f"  the broker alone used {broker_cpu:.2f} CPU s per {contender} run: with the cores shared, "
+                  f"{contender} could reach at most {base / (base + broker_cpu):.2f}x of the null sink if its own "
+                  f"Python work cost nothing")
+
+
 def main() -> None:
     argv = list(sys.argv)
     profile, keyed = "--profile" in argv, "--no-keys" not in argv
@@ -104,11 +165,14 @@ def main() -> None:
             columns.insert(0, F.col("id").cast("string").alias("key"))
         rows = spark.range(args.records, numPartitions=2).select(*columns).cache()
         rows.count()
-        counter = iter(range(10_000))
+        # Topics are made before the runs: creating one is not part of a write (nor of its CPU seconds).
+        names = [f"bench-null-{os.getpid()}-{i}" for i in range(args.runs + 1)]
+        for topic in names:
+            admin.create_topic(bootstrap, topic, partitions=args.partitions)
+        topics = iter(names)
 
         def kwire():
-            topic = f"bench-null-{next(counter)}"
-            admin.create_topic(bootstrap, topic, partitions=args.partitions)
+            topic = next(topics)
             (rows.write.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
              .option("kafka.compression.type", args.compression).mode("append").save())
             written = sum(admin.latest_offsets(bootstrap, topic).values())
@@ -130,12 +194,14 @@ def main() -> None:
             with open(os.environ["KWIRE_PROFILE"], encoding="utf-8") as f:
                 first_line = sum(1 for _ in f)
         seconds = {"null Python sink": [], "kwire": []}
+        account = CpuAccount(int(spark.sparkContext._jvm.ProcessHandle.current().pid()))
         for _ in range(args.runs):
-            seconds["null Python sink"].append(timed(null_sink))
-            seconds["kwire"].append(timed(kwire))
+            seconds["null Python sink"].append(account.timed("null Python sink", null_sink))
+            seconds["kwire"].append(account.timed("kwire", kwire))
         report(f"Batch write of {args.records:,} {'keyed ' if keyed else ''}rows x {args.record_size} B, "
                f"{args.partitions} partitions, {args.compression}, local[2]: kwire vs a null Python Arrow sink",
                args.records, seconds, baseline="null Python sink")
+        account.print("null Python sink", "kwire")
         if profile:
             summarize_profile(os.environ["KWIRE_PROFILE"], first_line)
         spark.stop()
