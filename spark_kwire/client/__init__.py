@@ -14,18 +14,36 @@ an argument, as franz-go's kadm takes a kgo client:
             producer.send_batch("t", 0, values)
 """
 
-from spark_kwire.client.admin import Admin
-from spark_kwire.client.config import ClientConfig, Secret
-from spark_kwire.client.connection import BrokerConnection, PendingResponse
-from spark_kwire.client.errors import (BrokerConnectionError, ClientError, ConfigError, KafkaApiError, KwireError,
-                                       OffsetOutOfRangeError, ProduceError, RequestTimeoutError,
-                                       RetriesExhaustedError, UnknownTopicError, UnsupportedVersionError,
-                                       FetchStalledError)
-from spark_kwire.client.fetcher import RangeReader, fetch_range
-from spark_kwire.client.kafka_client import KafkaClient
-from spark_kwire.client.metadata import BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo
-from spark_kwire.client.offsets import list_offsets
-from spark_kwire.client.producer import PartitionAck, Producer
+import importlib
+
+# Names load their module on first use (PEP 562): importing one submodule, e.g. spark_kwire.client.errors from
+# the data source's planning code, must not pull in the record kernels and numba, which only reading and
+# writing tasks need (a quarter second in every new Spark Python worker).
+_WHERE = {
+    "Admin": "admin", "ClientConfig": "config", "Secret": "config", "BrokerConnection": "connection",
+    "PendingResponse": "connection", "RangeReader": "fetcher", "fetch_range": "fetcher",
+    "KafkaClient": "kafka_client", "BrokerInfo": "metadata", "ClusterMetadata": "metadata",
+    "PartitionInfo": "metadata", "TopicInfo": "metadata", "list_offsets": "offsets", "PartitionAck": "producer",
+    "Producer": "producer",
+    **{name: "errors" for name in ("BrokerConnectionError", "ClientError", "ConfigError", "KafkaApiError",
+                                   "KwireError", "OffsetOutOfRangeError", "ProduceError", "RequestTimeoutError",
+                                   "RetriesExhaustedError", "UnknownTopicError", "UnsupportedVersionError",
+                                   "FetchStalledError")},
+}
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))
+
 
 __all__ = [
     "KafkaClient", "Admin", "list_offsets", "fetch_range", "ClientConfig", "Secret", "BrokerConnection",

@@ -18,7 +18,6 @@ from spark_kwire.spark.capabilities import FILTER_PUSHDOWN
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.packing import PackedRanges, pack_ranges
 from spark_kwire.spark.planner import OffsetRange, lookup_offsets_by_timestamp, plan_batch
-from spark_kwire.spark.reader import read_partition
 from spark_kwire.spark.shared_client import shared_client
 
 
@@ -79,9 +78,12 @@ class KwireBatchReader(DataSourceReader):
         return ranges
 
     def read(self, partition: OffsetRange | PackedRanges) -> Iterator[pa.RecordBatch]:
+        # imported here: the reader brings in the record kernels (numba), which only executors need
+        from spark_kwire.spark.reader import read_partition
+
         return read_partition(self.options.kafka, partition, include_headers=self.options.include_headers,
-                          read_committed=self.options.read_committed,
-                          fail_on_data_loss=self.options.fail_on_data_loss)
+                              read_committed=self.options.read_committed,
+                              fail_on_data_loss=self.options.fail_on_data_loss)
 
 
 def pushdown_enabled_by_caller() -> bool:

@@ -7,11 +7,13 @@ from __future__ import annotations
 import threading
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.kafka_client import KafkaClient
-from spark_kwire.client.producer import Producer
+
+if TYPE_CHECKING:  # the producer (and numba with it) is imported by the tasks that write, not by planning
+    from spark_kwire.client.producer import Producer
 
 __all__ = ["shared_client", "leased_producer", "PRODUCER_REUSE_IDLE_S"]
 
@@ -19,7 +21,7 @@ __all__ = ["shared_client", "leased_producer", "PRODUCER_REUSE_IDLE_S"]
 PRODUCER_REUSE_IDLE_S = 600.0
 
 _clients: dict[tuple, KafkaClient] = {}
-_idle_producers: dict[tuple, list[Producer]] = {}
+_idle_producers: dict[tuple, list["Producer"]] = {}
 _lock = threading.Lock()
 
 
@@ -59,6 +61,8 @@ def leased_producer(kafka_params: dict) -> Iterator[Producer]:
             else:
                 candidate.close()
     if producer is None:
+        from spark_kwire.client.producer import Producer
+
         producer = Producer(client)
     else:
         producer.prepare_for_reuse()

@@ -47,7 +47,6 @@ from spark_kwire.spark.planner import (
     OffsetRange, TopicPartition, calculate_ranges, format_tps, resolve_bound, resolve_topic_partitions,
 )
 from spark_kwire.spark.packing import PackedRanges, pack_ranges
-from spark_kwire.spark.reader import read_partition
 from spark_kwire.spark.shared_client import shared_client
 
 log = logging.getLogger("spark_kwire")
@@ -278,9 +277,12 @@ class KwireStreamReaderBase(DataSourceStreamReader):
                                 max_records=self.options.max_records_per_partition)
 
     def read(self, partition: OffsetRange | PackedRanges) -> Iterator[pa.RecordBatch]:
+        # imported here: the reader brings in the record kernels (numba), which only executors need
+        from spark_kwire.spark.reader import read_partition
+
         return read_partition(self.options.kafka, partition, include_headers=self.options.include_headers,
-                          read_committed=self.options.read_committed,
-                          fail_on_data_loss=self.options.fail_on_data_loss)
+                              read_committed=self.options.read_committed,
+                              fail_on_data_loss=self.options.fail_on_data_loss)
 
     def commit(self, end: dict) -> None:
         """Spark calls this for batch N-1 only once it has planned batch N, so it never comes for the
