@@ -244,14 +244,15 @@ class _Writer:
     """Writes `rows` into a fresh topic per run; `cleanup()` deletes the shape's topics afterwards.
 
     Both sides' producers are cached per configuration across jobs (Spark's for its sink, kwire's leased
-    producers), and each shape gets its own client.id, hence its own producers. Topics are deleted only after
-    the shape: Spark's cached Java producer, idempotent, kept failing once a topic it had written to was deleted
-    (OutOfOrderSequenceException, then its batches for the next topic expired after 120 s)."""
+    producers), and each shape gets its own client.id per side, hence its own producers; after a failed write
+    the side gets a new client.id (a new producer). Seen here: Spark's cached Java producer, idempotent, failing
+    with OutOfOrderSequenceException on a fresh 64-partition topic and expiring its batches after 120 s, then
+    failing the same way on the retry. Topics are deleted after the shape."""
 
     def __init__(self, rows, bootstrap, args, partitions: int, tag: str, layouts: dict) -> None:
         self.rows, self.bootstrap, self.args, self.partitions, self.tag, self.layouts = (
             rows, bootstrap, args, partitions, tag, layouts)
-        self.client_id = f"shapes-{tag}-{time.time_ns() % 10**8}"
+        self.client_ids = {fmt: f"shapes-{tag}-{fmt}-{time.time_ns() % 10**8}" for fmt in ("kafka", "kwire")}
         self.topics: list[str] = []
 
     def __call__(self, fmt: str) -> None:
@@ -260,9 +261,14 @@ class _Writer:
         topic = f"shapes-write-{self.tag}-{fmt}-{len(self.topics)}-{time.time_ns() % 10**8}"
         admin.create_topic(self.bootstrap, topic, partitions=self.partitions)
         self.topics.append(topic)
-        (self.rows.write.format(fmt).option("kafka.bootstrap.servers", self.bootstrap).option("topic", topic)
-         .option("kafka.client.id", self.client_id)
-         .option("kafka.compression.type", self.args.compression).mode("append").save())
+        try:
+            (self.rows.write.format(fmt).option("kafka.bootstrap.servers", self.bootstrap).option("topic", topic)
+             .option("kafka.client.id", self.client_ids[fmt])
+             .option("kafka.compression.type", self.args.compression).mode("append").save())
+        except Exception:
+            # a failed write may leave the side's cached producer unusable: the next attempt gets a new one
+            self.client_ids[fmt] += "-again"
+            raise
         latest = admin.latest_offsets(self.bootstrap, topic)
         assert latest == self.layouts.setdefault(self.tag, latest), (fmt, "records per partition differ")
 
