@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 from _common import broker, parse_args, print_machine, report, spark_session, timed
-from harness.processes import descendant_pids, spark_python_workers
+from harness.processes import descendants_running, spark_python_workers
 
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
 
@@ -109,13 +109,7 @@ class CpuAccount:
     def _sample(self) -> dict[int, tuple[str, float]]:
         pids = {self.spark_jvm_pid: "Spark JVM"}
         pids.update({pid: "Spark Python workers" for pid in spark_python_workers(os.getpid())})
-        for pid in descendant_pids(os.getpid()):
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if b"kafka.Kafka" in f.read():
-                        pids[pid] = "broker JVM"
-            except OSError:
-                continue
+        pids.update({pid: "broker JVM" for pid in descendants_running(os.getpid(), b"kafka.Kafka")})
         return {pid: (what, cpu_seconds(pid)) for pid, what in pids.items()}
 
     def timed(self, side: str, fn) -> float:

@@ -64,19 +64,24 @@ def descendant_pids(pid: int) -> list[int]:
     return found
 
 
-def spark_python_workers(pid: int) -> list[int]:
-    """Spark's Python worker processes (daemon and workers) below ``pid``: those of this process's Spark
-    session, not of other sessions on the machine."""
-    workers = []
+def descendants_running(pid: int, *markers: bytes) -> list[int]:
+    """Processes below ``pid`` whose command line contains one of ``markers``."""
+    found = []
     for child in descendant_pids(pid):
         try:
             with open(f"/proc/{child}/cmdline", "rb") as f:
                 cmd = f.read()
         except OSError:
             continue
-        if b"pyspark.daemon" in cmd or b"pyspark.worker" in cmd:
-            workers.append(child)
-    return workers
+        if any(marker in cmd for marker in markers):
+            found.append(child)
+    return found
+
+
+def spark_python_workers(pid: int) -> list[int]:
+    """Spark's Python worker processes (daemon and workers) below ``pid``: those of this process's Spark
+    session, not of other sessions on the machine."""
+    return descendants_running(pid, b"pyspark.daemon", b"pyspark.worker")
 
 
 def process_start_time(pid: int) -> int | None:

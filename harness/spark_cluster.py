@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from harness.paths import KafkaLauncherError
-from harness.processes import descendant_pids, free_port, identify, kill_processes, spawner
+from harness.processes import descendant_pids, descendants_running, free_port, identify, kill_processes, spawner
 
 
 class SparkStandaloneCluster:
@@ -100,16 +100,8 @@ class SparkStandaloneCluster:
 
     def executor_pids(self) -> list[int]:
         """Pids of the executor JVMs (CoarseGrainedExecutorBackend) running under this cluster's workers."""
-        found = []
-        for worker in self.workers:
-            for pid in descendant_pids(worker.pid):
-                try:
-                    with open(f"/proc/{pid}/cmdline", "rb") as f:
-                        if b"CoarseGrainedExecutorBackend" in f.read():
-                            found.append(pid)
-                except OSError:
-                    pass
-        return found
+        return [pid for worker in self.workers
+                for pid in descendants_running(worker.pid, b"CoarseGrainedExecutorBackend")]
 
     def kill_executor(self, pid: int | None = None) -> int:
         """SIGKILL one executor (the first one found when ``pid`` is None); returns its pid."""
