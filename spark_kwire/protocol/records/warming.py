@@ -6,11 +6,11 @@ the path in a background thread, by running a small sample through it, and calls
 pure-Python kernels (same results, tested) until they have been given ``PURE_BUDGET_BYTES`` of input in
 this process; after that, calls wait for the compiler. So a fresh Spark worker answers a small first query
 (a few thousand records) without compiling first, and later processes load what it compiled from numba's
-cache. When numba's disk cache already holds every kernel, calls wait from the start: loading them (about
-0.4 s here) costs less than decoding beside the loading thread. The budget is small on purpose: both
-threads need the GIL, and the compiler, which releases it for every LLVM call, gets it back only slowly
-while the other thread decodes in Python (measured here: a compile of 3 CPU seconds took 16 s beside 30 MB
-of pure-Python decoding), so larger first queries are better served by waiting for it.
+cache. When numba's disk cache already holds a path's kernels, its calls wait from the start: loading
+them (about 0.4 s here) costs less than decoding beside the loading thread. The budget is small on purpose:
+both threads need the GIL, and the compiler, which releases it for every LLVM call, gets it back only
+slowly while the other thread decodes in Python (measured here: a compile of 3 CPU seconds took 16 s beside
+30 MB of pure-Python decoding), so larger first queries are better served by waiting for it.
 
 With the pure-Python implementation chosen at import, or inside ``kernels.using()`` (tests and benchmarks
 that pick an implementation), there is nothing to choose. ``warm_up()`` compiles everything up front.
@@ -112,7 +112,8 @@ def _compile(path: str, event: threading.Event) -> None:
 
     try:
         _samples[path](jit)
-        jit.cache.remember_cached(path)
+        if not _loading_from_cache(path):  # else the note is there already
+            jit.cache.remember_cached(path)
     except Exception:  # the next call of the path compiles in its own thread, where the error surfaces again
         _log.warning("compiling spark_kwire's %s kernels in the background failed", path, exc_info=True)
     finally:
