@@ -73,12 +73,13 @@ def read_partition(kafka_params: dict, partition, *, include_headers: bool, read
                                           prefetched=batched.first_fetch(index)))
         yield from coalesce_small_batches(pieces)
         return
-    yield from read_range(kafka_params, partition, include_headers=include_headers, read_committed=read_committed,
-                          fail_on_data_loss=fail_on_data_loss)
+    yield from coalesce_small_batches(read_range(kafka_params, partition, include_headers=include_headers,
+                                                 read_committed=read_committed, fail_on_data_loss=fail_on_data_loss))
 
 
-# Spark pays a fixed cost for every Arrow batch a Python source yields; a packed task's small ranges are
-# handed over in batches of at least this many rows (or bytes), in the order they were read.
+# Spark pays a fixed cost for every Arrow batch a Python source yields: what a task reads (a packed task's small
+# ranges, or one range's 1 MiB fetches) is handed over in batches of at least this many rows (or bytes), in the
+# order it was read.
 COALESCE_ROWS = 32_768
 COALESCE_BYTES = 4 * 1024 * 1024
 

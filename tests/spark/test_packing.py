@@ -216,3 +216,21 @@ def test_small_batches_are_coalesced_in_order_and_large_ones_pass_through():
                                                                                 b.column(1).to_pylist())]
     assert rows == expected
     assert [b.num_rows for b in out] == [5000, COALESCE_ROWS + 1, 33_000, 2000]
+
+
+def test_one_range_read_in_many_small_fetches_is_handed_over_in_large_batches(bootstrap, create_topic, produce,
+                                                                               topic_name):
+    from spark_kwire.spark.reader import COALESCE_ROWS, read_partition
+
+    count = 2 * COALESCE_ROWS + 500
+    topic_name = create_topic(topic_name + "-one-range")
+    produce(topic_name, [(None, b"v%07d" % i) for i in range(count)], **{"batch.num.messages": 1000})
+    # 16 KiB per fetch: dozens of fetches, each of about 1,000 records
+    params = {"bootstrap.servers": bootstrap, "max.partition.fetch.bytes": "16384"}
+    batches = list(read_partition(params, OffsetRange(topic_name, 0, 0, count), include_headers=False,
+                                  read_committed=False, fail_on_data_loss=True))
+    assert [b.num_rows for b in batches[:-1]] and all(b.num_rows >= COALESCE_ROWS for b in batches[:-1])
+    assert sum(b.num_rows for b in batches) == count
+    offsets = [o for b in batches for o in b.column("offset").to_pylist()]
+    values = [v for b in batches for v in b.column("value").to_pylist()]
+    assert offsets == list(range(count)) and values == [b"v%07d" % i for i in range(count)]
