@@ -6,8 +6,9 @@ before its timed run, and that run is printed apart ("after its Python workers w
 
 * read N records of --record-size B spread evenly over 1, 64 and 512 partitions (count, bytes and a
   checksum of (partition, offset, value) asserted equal);
-* write the same N keyed rows into fresh topics of 1, 64 and 512 partitions (records per partition
-  asserted equal); then one --small-rows write (a streaming micro-batch's size), warm;
+* write the same N keyed rows into topics of 1, 64 and 512 partitions, created before the timed runs (records
+  per partition asserted equal); then one --small-rows write (a streaming micro-batch's size) into an existing
+  topic, warm, beside a Python data source whose writer does nothing (the fixed cost of a Python write job);
 * a micro-batch of about --micro-offsets offsets over 512 partitions: both sources read the same
   (start, end) offsets as a batch (Spark 4.0.0's streaming source does not run on PySpark 4.3); kwire also
   as one readStream trigger (AvailableNow, foreachBatch count), for what the stream machinery adds;
@@ -241,26 +242,32 @@ def _write_rows(spark, records: int, size: int):
 
 
 class _Writer:
-    """Writes `rows` into a fresh topic per run; `cleanup()` deletes the shape's topics afterwards.
+    """Appends `rows` to one topic per side, created (with a leader for every partition) before any timed run,
+    as a stream appends to an existing topic; `cleanup()` deletes the topics afterwards. Each run's records per
+    partition (the change of the log end offsets) are asserted equal across runs and sides.
 
     Both sides' producers are cached per configuration across jobs (Spark's for its sink, kwire's leased
     producers), and each shape gets its own client.id per side, hence its own producers; after a failed write
-    the side gets a new client.id (a new producer). Seen here: Spark's cached Java producer, idempotent, failing
-    with OutOfOrderSequenceException on a fresh 64-partition topic and expiring its batches after 120 s, then
-    failing the same way on the retry. Topics are deleted after the shape."""
+    the side gets a new client.id (a new producer). Seen here when each run wrote into a topic created inside
+    the timed run: Spark's cached Java producer, idempotent, failing with OutOfOrderSequenceException on a fresh
+    64-partition topic and expiring its batches after 120 s, then failing the same way on the retry."""
 
-    def __init__(self, rows, bootstrap, args, partitions: int, tag: str, layouts: dict) -> None:
-        self.rows, self.bootstrap, self.args, self.partitions, self.tag, self.layouts = (
-            rows, bootstrap, args, partitions, tag, layouts)
-        self.client_ids = {fmt: f"shapes-{tag}-{fmt}-{time.time_ns() % 10**8}" for fmt in ("kafka", "kwire")}
-        self.topics: list[str] = []
+    def __init__(self, rows, bootstrap, args, partitions: int, tag: str) -> None:
+        from spark_kwire import admin
+
+        self.rows, self.bootstrap, self.args, self.tag = rows, bootstrap, args, tag
+        stamp = time.time_ns() % 10**8
+        self.client_ids = {fmt: f"shapes-{tag}-{fmt}-{stamp}" for fmt in ("kafka", "kwire")}
+        self.topics = {fmt: f"shapes-write-{tag}-{fmt}-{stamp}" for fmt in ("kafka", "kwire")}
+        for topic in self.topics.values():
+            admin.create_topic(bootstrap, topic, partitions=partitions)
+        self.layout: dict | None = None
 
     def __call__(self, fmt: str) -> None:
         from spark_kwire import admin
 
-        topic = f"shapes-write-{self.tag}-{fmt}-{len(self.topics)}-{time.time_ns() % 10**8}"
-        admin.create_topic(self.bootstrap, topic, partitions=self.partitions)
-        self.topics.append(topic)
+        topic = self.topics[fmt]
+        before = admin.latest_offsets(self.bootstrap, topic)
         try:
             (self.rows.write.format(fmt).option("kafka.bootstrap.servers", self.bootstrap).option("topic", topic)
              .option("kafka.client.id", self.client_ids[fmt])
@@ -269,21 +276,49 @@ class _Writer:
             # a failed write may leave the side's cached producer unusable: the next attempt gets a new one
             self.client_ids[fmt] += "-again"
             raise
-        latest = admin.latest_offsets(self.bootstrap, topic)
-        assert latest == self.layouts.setdefault(self.tag, latest), (fmt, "records per partition differ")
+        after = admin.latest_offsets(self.bootstrap, topic)
+        written = {p: after[p] - before.get(p, 0) for p in after}
+        self.layout = self.layout or written
+        assert written == self.layout, (fmt, "records per partition differ")
 
     def cleanup(self) -> None:
         from spark_kwire import admin
 
-        for topic in self.topics:
+        for topic in self.topics.values():
             admin.delete_topic(self.bootstrap, topic, missing_ok=True)
+
+
+def null_sink_class():
+    """A Python data source whose writer counts the rows and does nothing else: the fixed cost of any
+    Python data source write job (creating the writer, the tasks' round trips, the commit)."""
+    from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+
+    class Counted(WriterCommitMessage):
+        def __init__(self, rows: int) -> None:
+            self.rows = rows
+
+    class NullWriter(DataSourceArrowWriter):
+        def write(self, iterator):
+            return Counted(sum(batch.num_rows for batch in iterator))
+
+        def commit(self, messages):
+            assert sum(m.rows for m in messages) > 0
+
+    class NullPythonSink(DataSource):
+        @classmethod
+        def name(cls):
+            return "null_python_sink"
+
+        def writer(self, schema, overwrite):
+            return NullWriter()
+
+    return NullPythonSink
 
 
 def shape_writes(spark, bootstrap, args, counts) -> None:
     rows = _write_rows(spark, args.records, args.record_size)
-    layouts: dict = {}
     for partitions in counts:
-        run = _Writer(rows, bootstrap, args, partitions, f"p{partitions}", layouts)
+        run = _Writer(rows, bootstrap, args, partitions, f"p{partitions}")
         seconds = alternate(args.runs, {BUILTIN: lambda: run("kafka"), "kwire": lambda: run("kwire")})
         run.cleanup()
         report(f"Write {args.records:,} keyed rows x {args.record_size} B into {partitions} partition(s)",
@@ -291,13 +326,22 @@ def shape_writes(spark, bootstrap, args, counts) -> None:
     rows.unpersist()
 
 
+NULL_SINK = "Python sink doing nothing"
+
+
 def shape_small_write(spark, bootstrap, args) -> None:
     rows = _write_rows(spark, args.small_rows, args.record_size)
-    run = _Writer(rows, bootstrap, args, 8, "small", {})
-    seconds = alternate(max(5, args.runs * 3), {BUILTIN: lambda: run("kafka"), "kwire": lambda: run("kwire")})
+    spark.dataSource.register(null_sink_class())
+    run = _Writer(rows, bootstrap, args, 8, "small")
+    seconds = alternate(max(5, args.runs * 3), {
+        BUILTIN: lambda: run("kafka"), "kwire": lambda: run("kwire"),
+        NULL_SINK: lambda: rows.write.format("null_python_sink").mode("append").save()})
     run.cleanup()
-    report(f"One {args.small_rows:,}-row write into 8 partitions (a micro-batch's size), warm", args.small_rows,
-           seconds)
+    medians = report(f"One {args.small_rows:,}-row write into an existing 8-partition topic (a micro-batch's "
+                     f"size), warm", args.small_rows, seconds)
+    print(f"  ratio kwire / {NULL_SINK} (the fixed cost of a Python data source write job): "
+          f"{medians[NULL_SINK] / medians['kwire']:.2f}x; {NULL_SINK} / {BUILTIN}: "
+          f"{medians[BUILTIN] / medians[NULL_SINK]:.2f}x", flush=True)
 
 
 def shape_micro_batch(spark, bootstrap, args) -> None:
