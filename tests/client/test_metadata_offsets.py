@@ -59,7 +59,7 @@ def test_list_offsets_earliest_latest_by_timestamp(bootstrap, client, create_top
         {"value": b"a", "partition": 1, "timestamp": base + 10},
         {"value": b"b", "partition": 1, "timestamp": base + 500},
         {"value": b"c", "partition": 1, "timestamp": base + 20},
-    ], **{"linger.ms": 0, "batch.num.messages": 1})
+    ], **{"linger.ms": 0, "batch.num.messages": 1, "enable.idempotence": True})  # in order even if retried
     tp0, tp1 = (topic_name, 0), (topic_name, 1)
     assert list_offsets(client, [tp0, tp1], "earliest") == {tp0: (0, -1), tp1: (0, -1)}
     latest = list_offsets(client, [tp0, tp1], "latest")
