@@ -65,6 +65,11 @@ def broker(args):
 
 def spark_session():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # Spark's Python workers import the benchmarks' own data sources (null_sink.py) as they import kwire.
+    here = str(Path(__file__).resolve().parent)
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if here not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([here, *paths])
     from pyspark.sql import SparkSession
 
     from harness import spark_kafka_connector_jars

@@ -31,7 +31,7 @@ import statistics
 import threading
 import time
 
-from _common import broker, print_machine, spark_session, timed
+from _common import broker, print_machine, spark_session
 from harness.processes import spark_python_workers
 
 BUILTIN = "kafka (Spark built-in)"
@@ -112,6 +112,14 @@ def report(title: str, records: int, seconds: dict[str, list[float]], baseline: 
 # than this (the other side's run took that long) is warmed again before it is timed; that untimed run is
 # reported apart, as what a first query after a pause costs.
 REWARM_AFTER_IDLE_S = 45
+
+
+def timed(fn) -> float:
+    """Seconds fn() took, or the seconds it returns when it times its own essential part (a write whose
+    before-and-after offset checks are not part of it)."""
+    started = time.perf_counter()
+    own = fn()
+    return own if isinstance(own, float) else time.perf_counter() - started
 
 
 def alternate(runs: int, sides: dict, warm: bool = True) -> dict[str, list[float]]:
@@ -263,11 +271,13 @@ class _Writer:
             admin.create_topic(bootstrap, topic, partitions=partitions)
         self.layout: dict | None = None
 
-    def __call__(self, fmt: str) -> None:
+    def __call__(self, fmt: str) -> float:
+        """One write by `fmt`; returns its seconds (the offset checks around it are not timed)."""
         from spark_kwire import admin
 
         topic = self.topics[fmt]
         before = admin.latest_offsets(self.bootstrap, topic)
+        started = time.perf_counter()
         try:
             (self.rows.write.format(fmt).option("kafka.bootstrap.servers", self.bootstrap).option("topic", topic)
              .option("kafka.client.id", self.client_ids[fmt])
@@ -276,43 +286,18 @@ class _Writer:
             # a failed write may leave the side's cached producer unusable: the next attempt gets a new one
             self.client_ids[fmt] += "-again"
             raise
+        seconds = time.perf_counter() - started
         after = admin.latest_offsets(self.bootstrap, topic)
         written = {p: after[p] - before.get(p, 0) for p in after}
         self.layout = self.layout or written
         assert written == self.layout, (fmt, "records per partition differ")
+        return seconds
 
     def cleanup(self) -> None:
         from spark_kwire import admin
 
         for topic in self.topics.values():
             admin.delete_topic(self.bootstrap, topic, missing_ok=True)
-
-
-def null_sink_class():
-    """A Python data source whose writer counts the rows and does nothing else: the fixed cost of any
-    Python data source write job (creating the writer, the tasks' round trips, the commit)."""
-    from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
-
-    class Counted(WriterCommitMessage):
-        def __init__(self, rows: int) -> None:
-            self.rows = rows
-
-    class NullWriter(DataSourceArrowWriter):
-        def write(self, iterator):
-            return Counted(sum(batch.num_rows for batch in iterator))
-
-        def commit(self, messages):
-            assert sum(m.rows for m in messages) > 0
-
-    class NullPythonSink(DataSource):
-        @classmethod
-        def name(cls):
-            return "null_python_sink"
-
-        def writer(self, schema, overwrite):
-            return NullWriter()
-
-    return NullPythonSink
 
 
 def shape_writes(spark, bootstrap, args, counts) -> None:
@@ -331,11 +316,13 @@ NULL_SINK = "Python sink doing nothing"
 
 def shape_small_write(spark, bootstrap, args) -> None:
     rows = _write_rows(spark, args.small_rows, args.record_size)
-    spark.dataSource.register(null_sink_class())
+    from null_sink import NullSink
+
+    spark.dataSource.register(NullSink)
     run = _Writer(rows, bootstrap, args, 8, "small")
     seconds = alternate(max(5, args.runs * 3), {
         BUILTIN: lambda: run("kafka"), "kwire": lambda: run("kwire"),
-        NULL_SINK: lambda: rows.write.format("null_python_sink").mode("append").save()})
+        NULL_SINK: lambda: rows.write.format("null_arrow_sink").mode("append").save()})
     run.cleanup()
     medians = report(f"One {args.small_rows:,}-row write into an existing 8-partition topic (a micro-batch's "
                      f"size), warm", args.small_rows, seconds)

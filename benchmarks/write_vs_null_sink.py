@@ -24,37 +24,7 @@ import tempfile
 
 from _common import broker, parse_args, print_machine, report, spark_session, timed
 from harness.processes import descendants_running, spark_python_workers
-
-from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
-
-
-class CountOnly(WriterCommitMessage):
-    def __init__(self, rows: int) -> None:
-        self.rows = rows
-
-
-class NullArrowWriter(DataSourceArrowWriter):
-    """Touches nothing but each Arrow batch's row count; commit (in a Python process of the driver) writes the
-    total to the file option `count_file`."""
-
-    def __init__(self, count_file: str) -> None:
-        self.count_file = count_file
-
-    def write(self, iterator):
-        return CountOnly(sum(batch.num_rows for batch in iterator))
-
-    def commit(self, messages):
-        with open(self.count_file, "w", encoding="utf-8") as f:
-            f.write(str(sum(m.rows for m in messages)))
-
-
-class NullSink(DataSource):
-    @classmethod
-    def name(cls):
-        return "null_arrow_sink"
-
-    def writer(self, schema, overwrite):
-        return NullArrowWriter(self.options["count_file"])
+from null_sink import NullSink
 
 
 def print_first_tasks(tasks: list[dict]) -> None:

@@ -1,0 +1,40 @@
+"""A Python data source whose writer only counts rows: the fixed cost and the ceiling of any Python sink.
+
+It lives in a module of its own so that Spark's Python workers import it (``_common.spark_session`` puts this
+folder on their PYTHONPATH), as they import an installed connector, instead of unpickling classes by value
+for every job. With the option ``count_file``, the commit writes the total row count there.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+
+
+class CountOnly(WriterCommitMessage):
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+
+
+class NullArrowWriter(DataSourceArrowWriter):
+    """Touches nothing but each Arrow batch's row count; commit runs in a Python process of the driver."""
+
+    def __init__(self, count_file: str | None) -> None:
+        self.count_file = count_file
+
+    def write(self, iterator):
+        return CountOnly(sum(batch.num_rows for batch in iterator))
+
+    def commit(self, messages):
+        total = sum(m.rows for m in messages)
+        if self.count_file:
+            with open(self.count_file, "w", encoding="utf-8") as f:
+                f.write(str(total))
+
+
+class NullSink(DataSource):
+    @classmethod
+    def name(cls):
+        return "null_arrow_sink"
+
+    def writer(self, schema, overwrite):
+        return NullArrowWriter(self.options.get("count_file"))
