@@ -19,6 +19,7 @@ from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.packing import PackedRanges, pack_ranges
 from spark_kwire.spark.planner import OffsetRange, lookup_offsets_by_timestamp, plan_batch
 from spark_kwire.spark.shared_client import shared_client
+from spark_kwire.spark.worker_gc import freeze_loaded_objects
 
 
 class PushedBounds:
@@ -71,6 +72,7 @@ class KwireBatchReader(DataSourceReader):
         self.bounds = PushedBounds()
 
     def partitions(self) -> list[OffsetRange] | list[PackedRanges]:
+        freeze_loaded_objects()
         client = shared_client(self.options.kafka)
         ranges = plan_batch(client, self.options, narrow=self.bounds.narrow(client, self.options.read_committed))
         if self.options.pack_target:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -19,6 +20,7 @@ from spark_kwire.spark.packing import PackedRanges
 from spark_kwire.spark.planner import OffsetRange
 from spark_kwire.spark.schema import arrow_read_schema
 from spark_kwire.spark.shared_client import shared_client
+from spark_kwire.spark.worker_gc import freeze_loaded_objects
 
 log = logging.getLogger("spark_kwire")
 
@@ -60,21 +62,26 @@ def read_partition(kafka_params: dict, partition, *, include_headers: bool, read
                    fail_on_data_loss: bool) -> Iterator[pa.RecordBatch]:
     """Read one Spark partition: an OffsetRange, or PackedRanges whose ranges are read one after the other
     (each in offset order), their first Fetches batched per leader."""
+    freeze_loaded_objects()  # before the task's data exists: what is alive now stays loaded
+    settings = {"include_headers": include_headers, "read_committed": read_committed,
+                "fail_on_data_loss": fail_on_data_loss}
     if isinstance(partition, PackedRanges):
-        ranges = [r for r in partition.ranges if r.size > 0]
-        if not ranges:
-            return
-        client = shared_client(kafka_params)
-        isolation = "read_committed" if read_committed else "read_uncommitted"
-        batched = PackedFetch(client, ranges, isolation_level=isolation)
-        pieces = (batch for index, rng in enumerate(ranges)
-                  for batch in read_range(kafka_params, rng, include_headers=include_headers,
-                                          read_committed=read_committed, fail_on_data_loss=fail_on_data_loss,
-                                          prefetched=batched.first_fetch(index)))
-        yield from coalesce_small_batches(pieces)
+        yield from coalesce_small_batches(_read_packed(kafka_params, partition, **settings))
+    else:
+        yield from coalesce_small_batches(read_range(kafka_params, partition, **settings))
+
+
+def _read_packed(kafka_params: dict, packed: PackedRanges, *, include_headers: bool, read_committed: bool,
+                 fail_on_data_loss: bool) -> Iterator[pa.RecordBatch]:
+    ranges = [r for r in packed.ranges if r.size > 0]
+    if not ranges:
         return
-    yield from coalesce_small_batches(read_range(kafka_params, partition, include_headers=include_headers,
-                                                 read_committed=read_committed, fail_on_data_loss=fail_on_data_loss))
+    client = shared_client(kafka_params)
+    isolation = "read_committed" if read_committed else "read_uncommitted"
+    batched = PackedFetch(client, ranges, isolation_level=isolation)
+    for index, rng in enumerate(ranges):
+        yield from read_range(kafka_params, rng, include_headers=include_headers, read_committed=read_committed,
+                              fail_on_data_loss=fail_on_data_loss, prefetched=batched.first_fetch(index))
 
 
 # Spark pays a fixed cost for every Arrow batch a Python source yields: what a task reads (a packed task's small
@@ -179,6 +186,7 @@ class _Stats:
         line = json.dumps({
             "topic": self.rng.topic, "partition": self.rng.partition, "start": self.rng.start, "end": self.rng.end,
             "records_fetched": self.records, "bytes_fetched": self.bytes, "seconds": round(time.time() - self.started, 3),
+            "worker_objects_frozen": gc.get_freeze_count(),  # see worker_gc.py
         })
         with open(os.path.join(folder, f"reads-{os.getpid()}.jsonl"), "a") as f:
             f.write(line + "\n")

@@ -9,6 +9,7 @@ from spark_kwire.spark.capabilities import READ_LIMIT_API
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options import ReadOptions, WriteOptions
 from spark_kwire.spark.schema import read_schema
+from spark_kwire.spark.worker_gc import freeze_loaded_objects
 
 
 def stream_reader_class():
@@ -79,6 +80,7 @@ class KwireDataSource(DataSource):
 
             return MetadataReader(self._metadata_table(), self.options)
         reader_class = KwirePushdownBatchReader if pushdown_enabled_by_caller() else KwireBatchReader
+        freeze_loaded_objects()  # Spark plans each read in a reused Python worker that collects afterwards
         return reader_class(ReadOptions.parse(self.options))
 
     def streamReader(self, schema: StructType):
@@ -106,10 +108,12 @@ class KwireDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool):
         from spark_kwire.spark.writer import KwireBatchWriter
 
+        freeze_loaded_objects()  # Spark plans each write job in a reused Python worker that collects afterwards
         return KwireBatchWriter(self._write_options(schema, overwrite, streaming=False))
 
     def streamWriter(self, schema: StructType, overwrite: bool):
         from spark_kwire.spark.writer import KwireStreamWriter
 
+        freeze_loaded_objects()  # made again for every micro-batch, in a reused Python worker
         return KwireStreamWriter(self._write_options(schema, overwrite, streaming=True))
 

@@ -25,6 +25,7 @@ from spark_kwire.spark.exactly_once import TaskTransaction, TaskTransactionWrite
 from spark_kwire.spark.options import WriteOptions
 from spark_kwire.spark.row_batches import rows_to_batches
 from spark_kwire.spark.shared_client import leased_producer, shared_client
+from spark_kwire.spark.worker_gc import freeze_loaded_objects
 
 log = logging.getLogger("spark_kwire")
 
@@ -328,9 +329,11 @@ class KwireBatchWriter(DataSourceArrowWriter):
         self.options = options
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteReport:
+        freeze_loaded_objects()  # before the task's rows arrive: what is alive now stays loaded
         return write_batches(self.options, iterator)
 
     def commit(self, messages) -> None:
+        freeze_loaded_objects()
         if self.options.exactly_once:
             commit_all(shared_client(self.options.kafka), messages, self.options.transaction_timeout_ms)
         log.info("kwire: wrote %d records", _total(messages))
@@ -358,9 +361,11 @@ class KwireStreamWriter(*_STREAM_WRITER_BASES):
         self.options = options
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteReport:
+        freeze_loaded_objects()  # before the task's rows arrive: what is alive now stays loaded
         return write_batches(self.options, iterator)
 
     def commit(self, messages, batchId: int) -> None:
+        freeze_loaded_objects()
         if self.options.exactly_once:
             commit_all(shared_client(self.options.kafka), messages, self.options.transaction_timeout_ms, batchId)
         log.info("kwire: micro-batch %d wrote %d records", batchId, _total(messages))
