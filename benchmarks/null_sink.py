@@ -1,4 +1,5 @@
-"""A Python data source whose writer only counts rows: the fixed cost and the ceiling of any Python sink.
+"""A Python data source whose writers (batch and stream) only count rows: the fixed cost and the ceiling of any
+Python sink.
 
 It lives in a module of its own so that Spark's Python workers import it (``_common.spark_session`` puts this
 folder on their PYTHONPATH), as they import an installed connector, instead of unpickling classes by value
@@ -7,7 +8,12 @@ for every job. With the option ``count_file``, the commit writes the total row c
 
 from __future__ import annotations
 
-from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql import datasource as _api
+from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, DataSourceStreamWriter, WriterCommitMessage
+
+# Spark 4.1+ has an Arrow stream writer; Spark 4.0 hands Arrow batches to any DataSourceArrowWriter.
+_STREAM_BASES = ((_api.DataSourceStreamArrowWriter,) if hasattr(_api, "DataSourceStreamArrowWriter")
+                 else (DataSourceStreamWriter, DataSourceArrowWriter))
 
 
 class CountOnly(WriterCommitMessage):
@@ -31,6 +37,19 @@ class NullArrowWriter(DataSourceArrowWriter):
                 f.write(str(total))
 
 
+class NullArrowStreamWriter(*_STREAM_BASES):
+    """The streaming twin: counts each micro-batch's rows; commit (in the driver's commit worker) does nothing."""
+
+    def write(self, iterator):
+        return CountOnly(sum(batch.num_rows for batch in iterator))
+
+    def commit(self, messages, batchId):
+        pass
+
+    def abort(self, messages, batchId):
+        pass
+
+
 class NullSink(DataSource):
     @classmethod
     def name(cls):
@@ -38,3 +57,6 @@ class NullSink(DataSource):
 
     def writer(self, schema, overwrite):
         return NullArrowWriter(self.options.get("count_file"))
+
+    def streamWriter(self, schema, overwrite):
+        return NullArrowStreamWriter()

@@ -9,6 +9,9 @@ before its timed run, and that run is printed apart ("after its Python workers w
 * write the same N keyed rows into topics of 1, 64 and 512 partitions, created before the timed runs (records
   per partition asserted equal); then one --small-rows write (a streaming micro-batch's size) into an existing
   topic, warm, beside a Python data source whose writer does nothing (the fixed cost of a Python write job);
+* a stream writing --small-rows rows per micro-batch into an existing topic (a file source of parquet files,
+  two files per trigger, AvailableNow): each sink's per-micro-batch addBatch and whole trigger, from the
+  query's progress, beside the Python sink that does nothing (records per partition asserted equal);
 * a micro-batch of about --micro-offsets offsets over 512 partitions: both sources read the same
   (start, end) offsets as a batch (Spark 4.0.0's streaming source does not run on PySpark 4.3); kwire also
   as one readStream trigger (AvailableNow, foreachBatch count), for what the stream machinery adds;
@@ -49,7 +52,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--large-mib", type=int, default=586)
     parser.add_argument("--plan-partitions", type=int, default=5000)
     parser.add_argument("--plan-topics", type=int, default=100)
-    parser.add_argument("--only", default="read,write,small,micro,memory,plan",
+    parser.add_argument("--stream-batches", type=int, default=12, help="micro-batches per streaming write")
+    parser.add_argument("--only", default="read,write,small,streamwrite,micro,memory,plan",
                         help="comma-separated shapes to run")
     parser.add_argument("--bootstrap", help="an existing cluster; default: start a local broker")
     return parser.parse_args()
@@ -331,6 +335,93 @@ def shape_small_write(spark, bootstrap, args) -> None:
           f"{medians[BUILTIN] / medians[NULL_SINK]:.2f}x", flush=True)
 
 
+def _micro_batch_files(spark, rows_per_batch: int, batches: int, size: int) -> str:
+    """A folder of parquet files, two per micro-batch of `rows_per_batch` keyed rows (as _write_rows makes them)."""
+    import glob
+    import shutil
+    import tempfile
+
+    from pyspark.sql import functions as F
+
+    folder = tempfile.mkdtemp(prefix="kwire-shapes-stream-src-")
+    pad = "x" * max(0, size - 12)
+    for i in range(batches):
+        staging = f"{folder}/staging-{i}"
+        (spark.range(i * rows_per_batch, (i + 1) * rows_per_batch, numPartitions=2)
+         .select(F.col("id").cast("string").alias("key"),
+                 F.concat(F.lpad(F.col("id").cast("string"), 12, "0"), F.lit(pad)).alias("value"))
+         .write.parquet(staging))
+        for j, part in enumerate(sorted(glob.glob(f"{staging}/*.parquet"))):
+            shutil.move(part, f"{folder}/batch-{i:05d}-{j}.parquet")
+        shutil.rmtree(staging)
+    return folder
+
+
+def shape_stream_write(spark, bootstrap, args) -> None:
+    """Per-micro-batch cost of each sink in a running stream (the stream writer is made once per query)."""
+    import shutil
+    import tempfile
+
+    from null_sink import NullSink
+
+    from spark_kwire import admin
+
+    spark.dataSource.register(NullSink)
+    batches, rows = args.stream_batches, args.small_rows
+    folder = _micro_batch_files(spark, rows, batches, args.record_size)
+    schema = spark.read.parquet(folder).schema
+    stamp = time.time_ns() % 10**8
+    topics = {fmt: f"shapes-stream-write-{fmt}-{stamp}" for fmt in ("kafka", "kwire")}
+    for topic in topics.values():
+        admin.create_topic(bootstrap, topic, partitions=8)
+    layout: dict = {}
+    skip = 2  # each query's first micro-batches make its writer, producers and connections
+
+    def stream(fmt: str) -> dict[str, list[float]]:
+        checkpoint = tempfile.mkdtemp(prefix="kwire-shapes-stream-ck-")
+        writer = (spark.readStream.schema(schema).option("maxFilesPerTrigger", 2).parquet(folder).writeStream
+                  .option("checkpointLocation", checkpoint).trigger(availableNow=True))
+        topic = topics.get(fmt)
+        if topic:
+            writer = (writer.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
+                      .option("kafka.compression.type", args.compression))
+            before = admin.latest_offsets(bootstrap, topic)
+        else:
+            writer = writer.format(fmt)
+        query = writer.start()
+        query.awaitTermination()
+        assert query.exception() is None, query.exception()
+        progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
+        shutil.rmtree(checkpoint, ignore_errors=True)
+        assert [p["numInputRows"] for p in progress] == [rows] * batches, [p["numInputRows"] for p in progress]
+        if topic:
+            after = admin.latest_offsets(bootstrap, topic)
+            written = {p: after[p] - before.get(p, 0) for p in after}
+            assert written == layout.setdefault("per_partition", written), (fmt, "records per partition differ")
+        return {phase: [p["durationMs"].get(phase, 0) / 1000 for p in progress[skip:]]
+                for phase in sorted({phase for p in progress for phase in p["durationMs"]})}
+
+    sides = {BUILTIN: lambda: stream("kafka"), "kwire": lambda: stream("kwire"), NULL_SINK: lambda: stream(
+        "null_arrow_sink")}
+    phases: dict[str, dict[str, list[float]]] = {name: {} for name in sides}
+    for _ in range(max(2, args.runs)):
+        for name, fn in sides.items():
+            for phase, seconds in once_more_on_failure(name, fn).items():
+                phases[name].setdefault(phase, []).extend(seconds)
+    for topic in topics.values():
+        admin.delete_topic(bootstrap, topic, missing_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)
+    title = (f"A stream writing {rows:,} rows per micro-batch into an existing 8-partition topic ({batches} "
+             f"micro-batches per query, the first {skip} of each left out)")
+    for phase, what in (("addBatch", "the sink's part (addBatch)"), ("triggerExecution", "the whole trigger")):
+        medians = report(f"{title}: {what}", rows, {name: phase_of[phase] for name, phase_of in phases.items()})
+        print(f"  ratio {NULL_SINK} / {BUILTIN}: {medians[BUILTIN] / medians[NULL_SINK]:.2f}x", flush=True)
+    print("  median ms of every phase Spark reports per micro-batch:")
+    for name, phase_of in phases.items():
+        print(f"    {name:<30} " + ", ".join(f"{phase} {statistics.median(seconds) * 1000:.0f}"
+                                              for phase, seconds in phase_of.items()), flush=True)
+
+
 def shape_micro_batch(spark, bootstrap, args) -> None:
     import json
 
@@ -425,6 +516,8 @@ def main() -> None:
             shape_writes(spark, bootstrap, args, counts)
         if "small" in only:
             shape_small_write(spark, bootstrap, args)
+        if "streamwrite" in only:
+            shape_stream_write(spark, bootstrap, args)
         if "micro" in only:
             shape_micro_batch(spark, bootstrap, args)
         if "memory" in only:
