@@ -3,15 +3,14 @@ clients (librdkafka, the Java producer), plus pushdown, data loss and clear erro
 
 from __future__ import annotations
 
-import glob
 import json
-import os
 import time
 
 import pytest
 from chispa import assert_df_equality
 
 from harness import run_java_tool
+from tests.spark.read_stats import read_stats_for
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
@@ -153,14 +152,6 @@ def test_min_partitions_and_max_records_split_ranges(spark, bootstrap, create_to
         assert ours.select("offset", "partition").distinct().count() == 1000
 
 
-def _stats_for(read_stats_dir, topic):
-    rows = []
-    for path in glob.glob(os.path.join(read_stats_dir, "*.jsonl")):
-        with open(path) as f:
-            rows += [r for r in map(json.loads, f) if r["topic"] == topic]
-    return rows
-
-
 def test_pushdown_reads_only_the_matching_part(spark, bootstrap, create_topic, produce, topic_name, read_stats_dir):
     create_topic(topic_name, partitions=2)
     base = int(time.time() * 1000) - 3_600_000
@@ -170,14 +161,14 @@ def test_pushdown_reads_only_the_matching_part(spark, bootstrap, create_topic, p
     try:
         df = load(spark, "kwire", bootstrap, subscribe=topic_name)
         assert df.where("offset >= 1900 AND partition = 1").count() == 100
-        (only,) = _stats_for(read_stats_dir, topic_name)
+        (only,) = read_stats_for(read_stats_dir, topic_name)
         assert (only["partition"], only["start"], only["end"]) == (1, 1900, 2000)
         assert only["records_fetched"] <= 100 + 20  # at most one batch before the start is decoded
         cutoff = base + 3600 * 10  # records i >= 3600, i.e. 200 per partition
         start_ts = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(cutoff / 1000)) + f".{cutoff % 1000:03d}"
-        before = _stats_for(read_stats_dir, topic_name)
+        before = read_stats_for(read_stats_dir, topic_name)
         assert df.where(f"timestamp >= TIMESTAMP'{start_ts}'").count() == 400
-        stats = [s for s in _stats_for(read_stats_dir, topic_name) if s not in before]
+        stats = [s for s in read_stats_for(read_stats_dir, topic_name) if s not in before]
         assert sorted((s["partition"], s["start"]) for s in stats) == [(0, 1800), (1, 1800)]
         assert sum(s["records_fetched"] for s in stats) <= 400 + 2 * 20
     finally:

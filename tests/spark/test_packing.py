@@ -8,10 +8,7 @@ reader batched its first Fetches instead of sending one per partition.
 
 from __future__ import annotations
 
-import glob
-import json
 import math
-import os
 
 import pytest
 from chispa import assert_df_equality
@@ -22,6 +19,7 @@ from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options import DEFAULT_PACK_TARGET_RECORDS, ReadOptions
 from spark_kwire.spark.packing import PackedRanges, pack_ranges
 from spark_kwire.spark.planner import OffsetRange
+from tests.spark.read_stats import read_stats_for
 
 
 def _leaders(mapping):
@@ -106,14 +104,6 @@ def load(spark, fmt, bootstrap, **options):
     return reader.load()
 
 
-def _stats_for(read_stats_dir, topic):
-    rows = []
-    for path in glob.glob(os.path.join(read_stats_dir, "*.jsonl")):
-        with open(path) as f:
-            rows += [r for r in map(json.loads, f) if r["topic"] == topic]
-    return rows
-
-
 @pytest.fixture(scope="module")
 def wide_topic(create_topic, produce, topic_name):
     """96 partitions holding 0 to 95 records each (some empty), with headers and keys, lz4 and none."""
@@ -133,7 +123,7 @@ def topic_name():
 
 def test_packed_read_equals_builtin_on_a_wide_topic(spark, bootstrap, wide_topic, read_stats_dir):
     topic, count = wide_topic
-    before = len(_stats_for(read_stats_dir, topic))
+    before = len(read_stats_for(read_stats_dir, topic))
     ours = load(spark, "kwire", bootstrap, subscribe=topic, includeHeaders="true", targetRecordsPerPartition="1500")
     theirs = load(spark, "kafka", bootstrap, subscribe=topic, includeHeaders="true")
     assert ours.rdd.getNumPartitions() == math.ceil(count / 1500) < theirs.rdd.getNumPartitions() == 96
@@ -146,7 +136,7 @@ def test_packed_read_equals_builtin_on_a_wide_topic(spark, bootstrap, wide_topic
         for (p1, o1), (p2, o2) in zip(task, task[1:]):
             assert p1 != p2 or o2 == o1 + 1
     # Every Kafka partition was read by exactly one task, pieces cut at task boundaries included.
-    stats = _stats_for(read_stats_dir, topic)[before:]
+    stats = read_stats_for(read_stats_dir, topic)[before:]
     fetched = sum(s["records_fetched"] for s in stats)
     assert fetched and fetched % count == 0, (fetched, count)  # each read above fetched every record once
 

@@ -1,27 +1,18 @@
 """kwire spares the full garbage collection PySpark runs after every call in a reused Python worker.
 
-Checked in Spark's own workers, through the statistics kwire's read tasks write (KWIRE_STATS_DIR), and, in fresh interpreters, the rule that decides
-when to freeze (only in workers forked by PySpark's daemon; again only after new imports).
+Checked in Spark's own workers, through the statistics kwire's read tasks write (KWIRE_STATS_DIR), and, in
+fresh interpreters, the rule that decides when to freeze (only in workers forked by PySpark's daemon; again
+only after new imports).
 """
 
 from __future__ import annotations
 
-import glob
-import json
-import os
 import subprocess
 import sys
 import textwrap
 
 from spark_kwire.spark.worker_gc import freeze_loaded_objects
-
-
-def _read_stats(read_stats_dir, topic: str) -> list[dict]:
-    rows = []
-    for path in glob.glob(os.path.join(read_stats_dir, "*.jsonl")):
-        with open(path) as f:
-            rows += [r for r in map(json.loads, f) if r["topic"] == topic]
-    return rows
+from tests.spark.read_stats import read_stats_for
 
 
 def test_spark_workers_reading_with_kwire_have_frozen_what_stays_loaded(spark, bootstrap, create_topic, topic_name,
@@ -34,7 +25,7 @@ def test_spark_workers_reading_with_kwire_have_frozen_what_stays_loaded(spark, b
         df = spark.read.format("kwire").option("kafka.bootstrap.servers", bootstrap) \
             .option("subscribe", topic_name).option("packPartitions", "false").load()
         assert df.count() == 2000
-    stats = _read_stats(read_stats_dir, topic_name)
+    stats = read_stats_for(read_stats_dir, topic_name)
     assert len(stats) == 3 * 4, stats
     # Each task's worker had frozen pyspark, pyarrow, numba and kwire (tens of thousands of objects) before
     # reading: PySpark's full collection after the task skips them.
