@@ -242,15 +242,28 @@ def shape_reads(spark, bootstrap, args, counts) -> dict:
     return results
 
 
-def _write_rows(spark, records: int, size: int):
+def _keyed_rows(spark, start: int, end: int, size: int):
+    """Rows start..end-1 in 2 partitions: key the id, value the zero-padded id filled up to `size` bytes."""
     from pyspark.sql import functions as F
 
     pad = "x" * max(0, size - 12)
-    rows = spark.range(records, numPartitions=2).select(
+    return spark.range(start, end, numPartitions=2).select(
         F.col("id").cast("string").alias("key"),
-        F.concat(F.lpad(F.col("id").cast("string"), 12, "0"), F.lit(pad)).alias("value")).cache()
+        F.concat(F.lpad(F.col("id").cast("string"), 12, "0"), F.lit(pad)).alias("value"))
+
+
+def _write_rows(spark, records: int, size: int):
+    rows = _keyed_rows(spark, 0, records, size).cache()
     rows.count()
     return rows
+
+
+def _appended(bootstrap: str, topic: str, before: dict) -> dict:
+    """Records appended to each partition of `topic` since its log end offsets were `before`."""
+    from spark_kwire import admin
+
+    after = admin.latest_offsets(bootstrap, topic)
+    return {p: after[p] - before.get(p, 0) for p in after}
 
 
 class _Writer:
@@ -291,8 +304,7 @@ class _Writer:
             self.client_ids[fmt] += "-again"
             raise
         seconds = time.perf_counter() - started
-        after = admin.latest_offsets(self.bootstrap, topic)
-        written = {p: after[p] - before.get(p, 0) for p in after}
+        written = _appended(self.bootstrap, topic, before)
         self.layout = self.layout or written
         assert written == self.layout, (fmt, "records per partition differ")
         return seconds
@@ -341,16 +353,10 @@ def _micro_batch_files(spark, rows_per_batch: int, batches: int, size: int) -> s
     import shutil
     import tempfile
 
-    from pyspark.sql import functions as F
-
     folder = tempfile.mkdtemp(prefix="kwire-shapes-stream-src-")
-    pad = "x" * max(0, size - 12)
     for i in range(batches):
         staging = f"{folder}/staging-{i}"
-        (spark.range(i * rows_per_batch, (i + 1) * rows_per_batch, numPartitions=2)
-         .select(F.col("id").cast("string").alias("key"),
-                 F.concat(F.lpad(F.col("id").cast("string"), 12, "0"), F.lit(pad)).alias("value"))
-         .write.parquet(staging))
+        _keyed_rows(spark, i * rows_per_batch, (i + 1) * rows_per_batch, size).write.parquet(staging)
         for j, part in enumerate(sorted(glob.glob(f"{staging}/*.parquet"))):
             shutil.move(part, f"{folder}/batch-{i:05d}-{j}.parquet")
         shutil.rmtree(staging)
@@ -395,8 +401,7 @@ def shape_stream_write(spark, bootstrap, args) -> None:
         shutil.rmtree(checkpoint, ignore_errors=True)
         assert [p["numInputRows"] for p in progress] == [rows] * batches, [p["numInputRows"] for p in progress]
         if topic:
-            after = admin.latest_offsets(bootstrap, topic)
-            written = {p: after[p] - before.get(p, 0) for p in after}
+            written = _appended(bootstrap, topic, before)
             assert written == layout.setdefault("per_partition", written), (fmt, "records per partition differ")
         return {phase: [p["durationMs"].get(phase, 0) / 1000 for p in progress[skip:]]
                 for phase in sorted({phase for p in progress for phase in p["durationMs"]})}

@@ -30,7 +30,7 @@ def in_reused_spark_worker() -> bool:
 
 def freeze_loaded_objects() -> bool:
     """In a daemon-forked Spark worker, collect and freeze what is alive, if modules were imported since this
-    process last did; returns whether it froze. Cheap to call at the end of every task."""
+    process last did; returns whether it froze. Cheap to call as every task and driver-side call begins."""
     global _frozen_at
     state = (os.getpid(), len(sys.modules))
     if state == _frozen_at or not in_reused_spark_worker():
