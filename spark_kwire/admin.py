@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Union
 
-from spark_kwire.client import cluster_tables as tables
-from spark_kwire.client.admin import Admin
+from spark_kwire.client.admin import cluster_tables as tables
+from spark_kwire.client.admin.admin import Admin
 from spark_kwire.client.config import ClientConfig
-from spark_kwire.client.kafka_client import KafkaClient
-from spark_kwire.client.offsets import list_offsets
+from spark_kwire.client.core.kafka_client import KafkaClient
+from spark_kwire.client.consumer.offsets import list_offsets
 
 Cluster = Union[str, Mapping[str, str]]
 

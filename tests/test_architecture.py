@@ -1,5 +1,6 @@
-"""The package's shape: imports point one way (protocol <- client <- spark), no module imports one that
-imports it back (lazy imports inside functions included), and no file outgrows ~600 lines.
+"""The package's shape: imports point one way (protocol <- client <- spark), the client's roles import only
+what they build on, no module imports one that imports it back (lazy imports inside functions included), no
+folder of the client holds more than a dozen modules, and no file outgrows ~600 lines.
 
 The import graph is read from the source with `ast`, so an import inside a function counts as much as
 one at the top of a module."""
@@ -61,11 +62,11 @@ def graph() -> dict[str, set[str]]:
 
 def test_import_graph_is_read_from_the_source(graph):
     # A check of the checker: known edges, top-level and lazy, must be found.
-    assert "spark_kwire.client.kafka_client" in graph["spark_kwire.client.admin"] or \
-        "spark_kwire.client.retry" in graph["spark_kwire.client.admin"]
+    assert "spark_kwire.client.errors" in graph["spark_kwire.client.admin.admin"]
+    assert "spark_kwire.client.producer.producer" in graph["spark_kwire.client.producer.transactions"]  # lazy
     assert "spark_kwire.spark.source" in graph["spark_kwire"]  # lazy, inside register()
     assert "pyspark" in graph["spark_kwire.spark.source"]
-    assert "spark_kwire.protocol.messages" in graph["spark_kwire.client.connection"]
+    assert "spark_kwire.protocol.messages" in graph["spark_kwire.client.core.connection"]
     assert all(target in graph or not target.startswith("spark_kwire") for edges in graph.values()
                for target in edges), "an import names a spark_kwire module that does not exist"
 
@@ -91,16 +92,43 @@ def test_no_import_cycles(graph):
 
 
 def _layer(name: str) -> str:
-    for layer in ("protocol", "client", "spark"):
+    for layer in ("protocol", "formats", "client", "spark"):
         if name.startswith(f"spark_kwire.{layer}"):
             return layer
     return {"spark_kwire.admin": "admin", "spark_kwire._version": "version"}.get(name, "top")
 
 
+# The client by role: each folder of spark_kwire/client imports the client's ground (config, errors, retry), its
+# own modules and the roles it builds on, nothing else of the client.
+CLIENT = "spark_kwire.client"
+CLIENT_GROUND = {f"{CLIENT}.config", f"{CLIENT}.errors", f"{CLIENT}.retry"}
+ROLE_BUILDS_ON = {
+    "auth": (),                      # how a connection proves who it is: called by the connection
+    "core": ("auth",),               # the cluster client: a connection secures itself through auth
+    "consumer": ("core",),
+    "producer": ("core",),
+    "admin": ("core", "consumer"),   # lag: committed offsets against the consumer's log-end offsets
+    "registry": ("auth",),           # the schema registry over HTTP(S): TLS and OAuth tokens from auth
+}
+
+
+def _role(name: str) -> str | None:
+    """The client role of a module (``auth``, ``core``...), ``ground`` for config/errors/retry, None outside."""
+    if name in CLIENT_GROUND:
+        return "ground"
+    parts = name.split(".")
+    if name.startswith(CLIENT + ".") and len(parts) > 3:
+        return parts[2]
+    return None
+
+
 # What each layer may import from the package and from outside it.
 FORBIDDEN = {
     "version": ("spark_kwire.protocol", "spark_kwire.client", "spark_kwire.spark", "spark_kwire.admin", "pyspark"),
-    "protocol": ("spark_kwire.client", "spark_kwire.spark", "spark_kwire.admin", "pyspark", "socket", "ssl"),
+    "protocol": ("spark_kwire.formats", "spark_kwire.client", "spark_kwire.spark", "spark_kwire.admin", "pyspark",
+                 "socket", "ssl"),
+    # payload formats (Avro, Protobuf, JSON Schema): bytes in, Arrow out, beside the protocol layer
+    "formats": ("spark_kwire.client", "spark_kwire.spark", "spark_kwire.admin", "pyspark", "socket", "ssl"),
     "client": ("spark_kwire.spark", "spark_kwire.admin", "pyspark"),
     "admin": ("spark_kwire.spark", "pyspark"),
 }
@@ -116,6 +144,40 @@ def test_layers_point_one_way(graph):
     assert not wrong, "imports against the layering (protocol <- client <- spark):\n" + "\n".join(wrong)
 
 
+def test_client_roles_import_only_what_they_build_on(graph):
+    wrong = []
+    for name, edges in sorted(graph.items()):
+        role = _role(name)
+        if role is None:
+            continue
+        allowed = {"ground", role, *ROLE_BUILDS_ON.get(role, ())} if role != "ground" else {"ground"}
+        for target in sorted(edges):
+            if target.startswith(CLIENT + ".") and _role(target) not in allowed:
+                wrong.append(f"{name} ({role}) imports {target} ({_role(target)})")
+    assert not wrong, "client roles importing what they do not build on:\n" + "\n".join(wrong)
+
+
+def test_every_client_folder_is_a_role_that_says_what_it_owns():
+    client = PACKAGE / "client"
+    roles = sorted(p.name for p in client.iterdir() if p.is_dir() and not p.name.startswith("__"))
+    assert set(roles) <= set(ROLE_BUILDS_ON), f"client folders without role rules here: {set(roles) - set(ROLE_BUILDS_ON)}"
+    for role in roles:
+        doc = ast.get_docstring(ast.parse((client / role / "__init__.py").read_text())) or ""
+        assert "Owns" in doc and "May import" in doc, f"spark_kwire/client/{role}/__init__.py must say what it owns and may import"
+
+
+def test_no_folder_of_the_client_holds_more_than_a_dozen_modules():
+    crowded = {}
+    for folder in [PACKAGE / "client", *(p for p in (PACKAGE / "client").rglob("*") if p.is_dir())]:
+        if folder.name == "__pycache__":
+            continue
+        entries = [p for p in folder.iterdir() if (p.suffix == ".py" and p.name != "__init__.py")
+                   or (p.is_dir() and p.name != "__pycache__")]
+        if len(entries) > 12:
+            crowded[folder.relative_to(REPO).as_posix()] = len(entries)
+    assert not crowded, f"folders with more than 12 modules and subpackages: {crowded}"
+
+
 def test_no_file_over_600_lines():
     too_long = {}
     for path in sorted(list(PACKAGE.rglob("*.py")) + list((REPO / "harness").rglob("*.py"))):
@@ -127,15 +189,21 @@ def test_no_file_over_600_lines():
 
 
 def test_readme_architecture_section_names_every_module():
-    """The README's architecture section lists each layer's files: a module added without a word there fails."""
+    """The README's architecture section shows every folder of the package, each layer's modules and the modules
+    of each client role: a module or folder added without a word there fails."""
     readme = (REPO / "README.md").read_text()
     section = readme[readme.index("## Architecture"):]
     section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
     missing = []
-    for layer in ("protocol", "client", "spark"):
-        for path in sorted((PACKAGE / layer).iterdir()):
+    for layer in ("protocol", "formats", "client", "spark"):
+        if not (PACKAGE / layer).is_dir():
+            continue
+        for path in sorted(p for p in (PACKAGE / layer).rglob("*") if p.parent.name != "__pycache__"):
             name = path.name
             if name.startswith("__") or (path.is_file() and path.suffix != ".py"):
+                continue
+            in_client_role = path.parent.parent == PACKAGE / "client"
+            if path.is_file() and path.parent != PACKAGE / layer and not in_client_role:
                 continue
             shown = f"`{name}/`" if path.is_dir() else f"`{name}`"
             if shown not in section:

@@ -45,7 +45,7 @@ def test_wheel_holds_only_the_library(wheel):
     outside = [n for n in names if not (n.startswith("spark_kwire/") or n == "pyspark_kwire.py"
                                         or n.startswith(dist_info))]
     assert not outside, f"the wheel holds files outside the library: {outside}"
-    assert "pyspark_kwire.py" in names and "spark_kwire/client/kafka_client.py" in names
+    assert "pyspark_kwire.py" in names and "spark_kwire/client/core/kafka_client.py" in names
     assert not [n for n in names if re.search(r"(^|/)(harness|tests|benchmarks|notebooks)/", n)]
     assert not [n for n in names if n.endswith((".pyc", ".nbi", ".nbc"))], "compiled caches in the wheel"
 
@@ -53,7 +53,7 @@ def test_wheel_holds_only_the_library(wheel):
 def test_version_has_one_source(wheel):
     metadata = zipfile.ZipFile(wheel).read(f"spark_kwire-{spark_kwire.__version__}.dist-info/METADATA").decode()
     assert f"\nVersion: {spark_kwire.__version__}\n" in metadata
-    from spark_kwire.client.connection import CLIENT_SOFTWARE_VERSION
+    from spark_kwire.client.core.connection import CLIENT_SOFTWARE_VERSION
 
     assert CLIENT_SOFTWARE_VERSION == spark_kwire.__version__
     # No other file of the package, nor pyproject.toml, writes the version out.

@@ -1,7 +1,10 @@
-"""Client layer: sockets, metadata, retries, fetch and produce over the Kafka wire protocol (no Spark).
+"""Client layer: sockets, auth, metadata, retries, fetch, produce and admin over the Kafka wire protocol (no Spark).
 
-``KafkaClient`` is the core (connections, metadata, retries); the rest is layered on it and takes it as
-an argument, as franz-go's kadm takes a kgo client:
+One folder per role: ``core`` (``KafkaClient``: connections, metadata, retried requests, coordinators), ``auth``
+(TLS, SASL mechanisms, OAuth tokens, Kerberos), ``consumer`` (offsets lookup, ranged and packed fetches),
+``producer`` (producer, accumulator, sender, idempotence, transactions) and ``admin`` (topics, configs, groups,
+the cluster as rows). ``config``, ``errors`` and ``retry`` are the ground they all stand on. The roles take a
+``KafkaClient`` as an argument, as franz-go's kadm takes a kgo client:
 
     from spark_kwire.client import Admin, KafkaClient, Producer, fetch_range, list_offsets
 
@@ -20,11 +23,11 @@ import importlib
 # the data source's planning code, must not pull in the record kernels and numba, which only reading and
 # writing tasks need (a quarter second in every new Spark Python worker).
 _WHERE = {
-    "Admin": "admin", "ClientConfig": "config", "Secret": "config", "BrokerConnection": "connection",
-    "PendingResponse": "connection", "RangeReader": "fetcher", "fetch_range": "fetcher",
-    "KafkaClient": "kafka_client", "BrokerInfo": "metadata", "ClusterMetadata": "metadata",
-    "PartitionInfo": "metadata", "TopicInfo": "metadata", "list_offsets": "offsets", "PartitionAck": "producer",
-    "Producer": "producer",
+    "Admin": "admin.admin", "ClientConfig": "config", "Secret": "config", "BrokerConnection": "core.connection",
+    "PendingResponse": "core.connection", "KafkaClient": "core.kafka_client", "BrokerInfo": "core.metadata",
+    "ClusterMetadata": "core.metadata", "PartitionInfo": "core.metadata", "TopicInfo": "core.metadata",
+    "RangeReader": "consumer.fetcher", "fetch_range": "consumer.fetcher", "list_offsets": "consumer.offsets",
+    "PartitionAck": "producer.producer", "Producer": "producer.producer",
     **{name: "errors" for name in ("BrokerConnectionError", "ClientError", "ConfigError", "KafkaApiError",
                                    "KwireError", "OffsetOutOfRangeError", "ProduceError", "RequestTimeoutError",
                                    "RetriesExhaustedError", "UnknownTopicError", "UnsupportedVersionError",

@@ -1,6 +1,6 @@
 """Retry primitives of the client layer: exponential backoff with jitter, and a per-operation retry budget.
 
-Both are used by :class:`~spark_kwire.client.kafka_client.KafkaClient` and by what is layered on it
+Both are used by :class:`~spark_kwire.client.core.kafka_client.KafkaClient` and by what is layered on it
 (admin, offsets, fetcher, producer); this module imports none of them, so any of them can import it.
 """
 
@@ -42,7 +42,7 @@ class Backoff:
 class RetryBudget:
     """Counts attempts of one operation and decides whether another one fits the time budget.
 
-    ``client`` is the :class:`~spark_kwire.client.kafka_client.KafkaClient` whose config, metadata refresh and
+    ``client`` is the :class:`~spark_kwire.client.core.kafka_client.KafkaClient` whose config, metadata refresh and
     unknown-topic check the budget uses (passed in, not imported: the client builds budgets itself)."""
 
     def __init__(self, client, what: str, budget_ms: int | None = None) -> None:

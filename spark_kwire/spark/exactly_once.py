@@ -29,8 +29,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Mapping
 
-from spark_kwire.client.admin import Admin
-from spark_kwire.client.transactions import (TransactionError, TransactionFencedError, TransactionHandle,
+from spark_kwire.client.admin.admin import Admin
+from spark_kwire.client.producer.transactions import (TransactionError, TransactionFencedError, TransactionHandle,
                                              TransactionManager, TransactionStateError, end_transaction)
 from spark_kwire.spark.errors import KwireOptionError, KwireWriteError
 

@@ -37,7 +37,7 @@ are null.
 Offsets come from ListOffsets with the client's isolation level (read_uncommitted unless
 `kafka.isolation.level` says otherwise), as `kafka-consumer-groups.sh` and `kafka-get-offsets.sh` do.
 
-The rows are built by the client layer (:mod:`spark_kwire.client.cluster_tables`, which `spark_kwire.admin`
+The rows are built by the client layer (:mod:`spark_kwire.client.admin.cluster_tables`, which `spark_kwire.admin`
 shares); the options are parsed by :func:`spark_kwire.spark.options.parse_metadata_options`. This module
 holds the Spark side: the schemas, and a reader that spreads the work over Spark tasks.
 """
@@ -50,7 +50,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import (ArrayType, BooleanType, IntegerType, LongType, StringType, StructField, StructType,
                                TimestampType)
 
-from spark_kwire.client.cluster_tables import (TABLES, NameFilter, UnknownNameError, group_offset_rows, group_rows,
+from spark_kwire.client.admin.cluster_tables import (TABLES, NameFilter, UnknownNameError, group_offset_rows, group_rows,
                                                partition_rows, select_groups, select_topics, topic_rows,
                                                topic_summaries)
 from spark_kwire.spark.errors import KwireOptionError, MetadataAuthorizationError

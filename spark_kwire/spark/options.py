@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from spark_kwire.client.cluster_tables import TABLES, NameFilter
+from spark_kwire.client.admin.cluster_tables import TABLES, NameFilter
 from spark_kwire.client.config import Secret, is_sensitive_key
 from spark_kwire.spark.errors import KwireOptionError
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
 
-from spark_kwire.client.admin import Admin
-from spark_kwire.client.offsets import list_offsets
+from spark_kwire.client.admin.admin import Admin
+from spark_kwire.client.consumer.offsets import list_offsets
 from spark_kwire.spark.errors import DataLossError, KwireOptionError
 from spark_kwire.spark.options import EARLIEST, LATEST, OffsetBound, ReadOptions, Subscription
 

@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 
 from spark_kwire.client.errors import OffsetOutOfRangeError, UnknownTopicError
-from spark_kwire.client.fetcher import fetch_range
-from spark_kwire.client.packed_fetch import PackedFetch
+from spark_kwire.client.consumer.fetcher import fetch_range
+from spark_kwire.client.consumer.packed_fetch import PackedFetch
 from spark_kwire.spark.errors import DataLossError
 from spark_kwire.spark.packing import PackedRanges
 from spark_kwire.spark.planner import OffsetRange

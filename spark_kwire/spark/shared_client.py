@@ -10,10 +10,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
 from spark_kwire.client.config import ClientConfig
-from spark_kwire.client.kafka_client import KafkaClient
+from spark_kwire.client.core.kafka_client import KafkaClient
 
 if TYPE_CHECKING:  # the producer (and numba with it) is imported by the tasks that write, not by planning
-    from spark_kwire.client.producer import Producer
+    from spark_kwire.client.producer.producer import Producer
 
 __all__ = ["shared_client", "leased_producer", "PRODUCER_REUSE_IDLE_S"]
 
@@ -61,7 +61,7 @@ def leased_producer(kafka_params: dict) -> Iterator[Producer]:
             else:
                 candidate.close()
     if producer is None:
-        from spark_kwire.client.producer import Producer
+        from spark_kwire.client.producer.producer import Producer
 
         producer = Producer(client)
     else:

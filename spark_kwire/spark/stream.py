@@ -36,9 +36,9 @@ from typing import Iterable, Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader
 
-from spark_kwire.client.admin import Admin
+from spark_kwire.client.admin.admin import Admin
 from spark_kwire.client.errors import UnknownTopicError
-from spark_kwire.client.offsets import list_offsets
+from spark_kwire.client.consumer.offsets import list_offsets
 from spark_kwire.protocol.errors import KwireError
 from spark_kwire.spark.capabilities import READ_LIMIT_API
 from spark_kwire.spark.errors import DataLossError, KwireCommitError

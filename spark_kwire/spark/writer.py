@@ -17,7 +17,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamWriter
 from pyspark.sql.types import ArrayType, BinaryType, DataType, IntegerType, StringType, StructField, StructType
 
 from spark_kwire.client.errors import UnknownTopicError
-from spark_kwire.client.producer import Producer
+from spark_kwire.client.producer.producer import Producer
 from spark_kwire.protocol.records import partition_for_keys
 from spark_kwire.spark.capabilities import ARROW_STREAM_WRITER
 from spark_kwire.spark.errors import KwireOptionError, KwireWriteError

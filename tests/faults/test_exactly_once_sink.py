@@ -48,7 +48,7 @@ def test_broker_killed_during_a_transaction_loses_and_duplicates_nothing(cluster
     import pyarrow as pa
 
     from spark_kwire.client import KafkaClient
-    from spark_kwire.client.transactions import TransactionManager, find_transaction_coordinator
+    from spark_kwire.client.producer.transactions import TransactionManager, find_transaction_coordinator
 
     from .scenarios import create_topic, leader_of, unique_topic, wait_healthy
 

@@ -14,7 +14,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
 
 from spark_kwire import admin
-from spark_kwire.client.cluster_tables import COLUMNS
+from spark_kwire.client.admin.cluster_tables import COLUMNS
 from spark_kwire.spark.metadata import SCHEMAS
 from harness import KafkaCluster, Listener, run_java_tool
 

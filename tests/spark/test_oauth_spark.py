@@ -19,11 +19,11 @@ import pytest
 
 from harness import KafkaCluster, Listener
 from harness.oauth_provider import KAFKA_LOGIN_MODULE, OAuthProvider
-from spark_kwire.client.admin import Admin
-from spark_kwire.client.fetcher import fetch_range
-from spark_kwire.client.offsets import list_offsets
+from spark_kwire.client.admin.admin import Admin
+from spark_kwire.client.consumer.fetcher import fetch_range
+from spark_kwire.client.consumer.offsets import list_offsets
 from spark_kwire.client import KafkaClient, Producer
-from tests.client.oauth_fixtures import CLIENT_ID, CLIENT_SECRET, JAVA_HANDLER, REAUTH_MS, RecordingRelay
+from tests.client.auth.oauth_fixtures import CLIENT_ID, CLIENT_SECRET, JAVA_HANDLER, REAUTH_MS, RecordingRelay
 
 SHADED_HANDLER = "kafkashaded." + JAVA_HANDLER
 SHADED_MODULE = "kafkashaded." + KAFKA_LOGIN_MODULE

@@ -14,7 +14,7 @@ import pytest
 from chispa import assert_df_equality
 from hypothesis import given, settings, strategies as st
 
-from spark_kwire.client.packed_fetch import PackedFetch
+from spark_kwire.client.consumer.packed_fetch import PackedFetch
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options import DEFAULT_PACK_TARGET_RECORDS, ReadOptions
 from spark_kwire.spark.packing import PackedRanges, pack_ranges

@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from spark_kwire.client.connection import BrokerConnection, api_name
-from spark_kwire.client.kafka_client import KafkaClient
+from spark_kwire.client.core.connection import BrokerConnection, api_name
+from spark_kwire.client.core.kafka_client import KafkaClient
 from spark_kwire.client.config import ClientConfig
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.packing import pack_ranges
