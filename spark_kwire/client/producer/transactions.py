@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from spark_kwire.client.core.coordinators import GROUP, TRANSACTION, find_coordinator
 from spark_kwire.client.errors import ClientError, KwireError, RetriesExhaustedError, UnsupportedVersionError
@@ -146,10 +146,12 @@ class _Coordinated:
             self._coordinator = find_transaction_coordinator(self.client, self.transactional_id)
         return self._coordinator
 
-    def call(self, what: str, api, body, check, max_version: int | None = None) -> dict:
-        """Send ``body(version)`` to the coordinator (at most ``max_version``); ``check(response, version)``
-        raises for errors in it. Coordinator moves, loading, CONCURRENT_TRANSACTIONS and connection loss are
-        retried within the budget."""
+    def call(self, what: str, api, body: dict, errors: Callable[[dict], Iterable[tuple]] = None,
+             max_version: int | None = None) -> dict:
+        """Send ``body`` to the coordinator (at most ``max_version``) and raise the first error ``errors(response)``
+        yields as ``(code, what failed[, broker's message])`` (by default the response's top-level error code).
+        Coordinator moves, loading, CONCURRENT_TRANSACTIONS and connection loss are retried within the budget."""
+        errors = errors or (lambda response: [(response.get("error_code", 0), what)])
         budget = self.client.retry_budget(f"{what} ({self.transactional_id})", self.budget_ms)
         refresh = False
         while True:
@@ -159,18 +161,28 @@ class _Coordinated:
                     version = conn.version_for(api, max_version)
                 except UnsupportedVersionError as exc:
                     raise _no_transactions(exc) from exc
-                response = conn.request(api, body(version), version)
-                check(response, version)
+                response = conn.request(api, body, version)
+                for code, failed, *message in errors(response):
+                    if code:
+                        raise _explain(code, self.transactional_id, failed, message[0] if message else None)
                 return response
             except KwireError as exc:
                 # look the coordinator up again unless it answered that it is busy: it may have moved or died
                 refresh = not (isinstance(exc, KafkaApiError) and exc.code in _COORDINATOR_BUSY)
                 budget.failed(exc)
 
-    def raise_for(self, code: int, what: str, message: str | None = None) -> None:
-        """Raise the error for a non-zero ``code`` (retriable ones are retried by :meth:`call`)."""
-        if code:
-            raise _explain(code, self.transactional_id, what, message)
+
+class _GroupCoordinator(_Coordinated):
+    """The same retries, addressed to a consumer group's coordinator (TxnOffsetCommit goes there)."""
+
+    def __init__(self, client, transactional_id: str, group: str) -> None:
+        super().__init__(client, transactional_id)
+        self.group = group
+
+    def coordinator(self, refresh: bool = False) -> int:
+        if refresh or self._coordinator is None:
+            self._coordinator = find_coordinator(self.client, self.group, GROUP)
+        return self._coordinator
 
 
 def _transaction_version(client, coordinator: int) -> int:
@@ -216,14 +228,9 @@ class TransactionManager:
     def begin(self) -> TransactionHandle:
         """InitProducerId: a producer id and epoch for the transactional id, fencing earlier holders (their
         open transaction is aborted). Retries while the coordinator completes an earlier transaction."""
-        def body(version: int) -> dict:
-            return {"transactional_id": self.transactional_id, "transaction_timeout_ms": self.transaction_timeout_ms,
-                    "producer_id": -1, "producer_epoch": -1, "enable2_pc": False, "keep_prepared_txn": False}
-
-        def check(response, version) -> None:
-            self._coordinated.raise_for(response.get("error_code", 0), "InitProducerId")
-
-        response = self._coordinated.call("InitProducerId", m.INIT_PRODUCER_ID, body, check)
+        body = {"transactional_id": self.transactional_id, "transaction_timeout_ms": self.transaction_timeout_ms,
+                "producer_id": -1, "producer_epoch": -1, "enable2_pc": False, "keep_prepared_txn": False}
+        response = self._coordinated.call("InitProducerId", m.INIT_PRODUCER_ID, body)
         self._start(response["producer_id"], response["producer_epoch"])
         coordinator = self._coordinated.coordinator()
         self.transaction_version = _transaction_version(self.client, coordinator)
@@ -261,23 +268,18 @@ class TransactionManager:
         by_topic: dict[str, list[int]] = {}
         for topic, partition in new:
             by_topic.setdefault(topic, []).append(partition)
-        topics = [{"name": t, "partitions": ps} for t, ps in by_topic.items()]
+        body = {"v3_and_below_transactional_id": self.transactional_id, "v3_and_below_producer_id": self.producer_id,
+                "v3_and_below_producer_epoch": self.producer_epoch,
+                "v3_and_below_topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
 
-        def body(version: int) -> dict:
-            return {"v3_and_below_transactional_id": self.transactional_id,
-                    "v3_and_below_producer_id": self.producer_id,
-                    "v3_and_below_producer_epoch": self.producer_epoch, "v3_and_below_topics": topics}
-
-        def check(response, version) -> None:
+        def errors(response):
             for topic in response.get("results_by_topic_v3_and_below") or ():
                 for part in topic.get("results_by_partition") or ():
-                    code = part.get("partition_error_code", 0)
-                    if code:
-                        self._coordinated.raise_for(code, f"adding {topic['name']}-{part['partition_index']} to "
-                                                          f"the transaction (AddPartitionsToTxn)")
+                    yield (part.get("partition_error_code", 0),
+                           f"adding {topic['name']}-{part['partition_index']} to the transaction (AddPartitionsToTxn)")
 
         # Versions 4+ are broker-to-broker (verification); clients use 3 at most.
-        self._coordinated.call("AddPartitionsToTxn", m.ADD_PARTITIONS_TO_TXN, body, check, max_version=3)
+        self._coordinated.call("AddPartitionsToTxn", m.ADD_PARTITIONS_TO_TXN, body, errors, max_version=3)
         self._partitions.update(new)
 
     def send_offsets(self, group: str, offsets: Mapping[TopicPartition, int], metadata: str | None = None) -> None:
@@ -285,36 +287,29 @@ class TransactionManager:
         (to OffsetFetch) only if the transaction commits. Topics need not exist."""
         self._require_begun()
         if group not in self._groups:
-            def add_body(version: int) -> dict:
-                return {"transactional_id": self.transactional_id, "producer_id": self.producer_id,
-                        "producer_epoch": self.producer_epoch, "group_id": group}
-
-            def add_check(response, version) -> None:
-                self._coordinated.raise_for(response.get("error_code", 0), f"adding group {group!r} to the "
-                                                                           f"transaction (AddOffsetsToTxn)")
-
-            self._coordinated.call("AddOffsetsToTxn", m.ADD_OFFSETS_TO_TXN, add_body, add_check)
+            self._coordinated.call(f"adding group {group!r} to the transaction (AddOffsetsToTxn)",
+                                   m.ADD_OFFSETS_TO_TXN, {**self._identity(), "group_id": group})
             self._groups.add(group)
         by_topic: dict[str, list] = {}
         for (topic, partition), offset in offsets.items():
             by_topic.setdefault(topic, []).append({"partition_index": int(partition), "committed_offset": int(offset),
                                                    "committed_leader_epoch": -1, "committed_metadata": metadata})
-        group_coordinator = _GroupCoordinator(self.client, group)
+        body = {**self._identity(), "group_id": group, "generation_id": -1, "member_id": "", "group_instance_id": None,
+                "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
 
-        def body(version: int) -> dict:
-            return {"transactional_id": self.transactional_id, "group_id": group, "producer_id": self.producer_id,
-                    "producer_epoch": self.producer_epoch, "generation_id": -1, "member_id": "",
-                    "group_instance_id": None, "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
-
-        def check(response, version) -> None:
+        def errors(response):
             for topic in response.get("topics") or ():
                 for part in topic.get("partitions") or ():
-                    code = part.get("error_code", 0)
-                    if code:
-                        self._coordinated.raise_for(code, f"committing offsets of group {group!r} in the "
-                                                          f"transaction (TxnOffsetCommit)")
+                    yield (part.get("error_code", 0),
+                           f"committing offsets of group {group!r} in the transaction (TxnOffsetCommit)")
 
-        group_coordinator.call("TxnOffsetCommit", m.TXN_OFFSET_COMMIT, body, check)
+        _GroupCoordinator(self.client, self.transactional_id, group).call("TxnOffsetCommit", m.TXN_OFFSET_COMMIT,
+                                                                           body, errors)
+
+    def _identity(self) -> dict:
+        """The fields that name this producer's transaction in AddOffsetsToTxn, TxnOffsetCommit and EndTxn."""
+        return {"transactional_id": self.transactional_id, "producer_id": self.producer_id,
+                "producer_epoch": self.producer_epoch}
 
     # -- ending ----------------------------------------------------------------------------------------
     @property
@@ -334,15 +329,6 @@ class TransactionManager:
         self._start(new_id, new_epoch)
 
 
-class _GroupCoordinator(_Coordinated):
-    """The same retries, addressed to a consumer group's coordinator (TxnOffsetCommit goes there)."""
-
-    def coordinator(self, refresh: bool = False) -> int:
-        if refresh or self._coordinator is None:
-            self._coordinator = find_coordinator(self.client, self.transactional_id, GROUP)
-        return self._coordinator
-
-
 def end_transaction(client, handle: TransactionHandle, commit: bool, *, coordinated: _Coordinated | None = None,
                     budget_ms: int | None = None) -> tuple[int, int]:
     """Commit (``commit=True``) or abort the transaction ``handle`` describes, from any process (EndTxn).
@@ -356,14 +342,9 @@ def end_transaction(client, handle: TransactionHandle, commit: bool, *, coordina
     word = "commit" if commit else "abort"
     max_version = 5 if handle.transaction_version >= 2 else 4
 
-    def body(version: int) -> dict:
-        return {"transactional_id": handle.transactional_id, "producer_id": handle.producer_id,
-                "producer_epoch": handle.producer_epoch, "committed": bool(commit)}
-
-    def check(response, version) -> None:
-        coordinated.raise_for(response.get("error_code", 0), f"{word} (EndTxn)")
-
-    response = coordinated.call(f"{word} (EndTxn)", m.END_TXN, body, check, max_version=max_version)
+    body = {"transactional_id": handle.transactional_id, "producer_id": handle.producer_id,
+            "producer_epoch": handle.producer_epoch, "committed": bool(commit)}
+    response = coordinated.call(f"{word} (EndTxn)", m.END_TXN, body, max_version=max_version)
     new_id = response.get("producer_id", -1)
     new_epoch = response.get("producer_epoch", -1)
     if new_id is None or new_id < 0:
