@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from spark_kwire.client.config import ClientConfig, Secret
 from spark_kwire.client.errors import ConfigError
 from spark_kwire.client.auth.jaas import parse_jaas_config
+from spark_kwire.client.auth.sasl.mechanism import SaslMechanism
 
-__all__ = ["UserCredentials", "user_credentials"]
+__all__ = ["UserCredentials", "UserPasswordMechanism", "user_credentials"]
 
 
 @dataclass(frozen=True)
@@ -47,3 +48,20 @@ def user_credentials(config: ClientConfig) -> UserCredentials:
                       reason=f"security.protocol={config.security_protocol} needs credentials: set "
                              f"sasl.jaas.config (e.g. org.apache.kafka.common.security.scram.ScramLoginModule "
                              f"required username=\"...\" password=\"...\";) or sasl.username and sasl.password")
+
+
+class UserPasswordMechanism(SaslMechanism):
+    """A mechanism that authenticates a user name with a password (PLAIN, SCRAM): who it is, for messages."""
+
+    _credentials: UserCredentials
+
+    @property
+    def principal(self) -> str:
+        return self._credentials.username
+
+    @property
+    def who(self) -> str:
+        return f"user {self.principal!r}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name}, user={self.principal!r})"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from spark_kwire.client.config import ClientConfig
-from spark_kwire.client.auth.sasl.mechanism import SaslMechanism, SaslSession
-from spark_kwire.client.auth.sasl.credentials import UserCredentials, user_credentials
+from spark_kwire.client.auth.sasl.credentials import UserCredentials, UserPasswordMechanism, user_credentials
+from spark_kwire.client.auth.sasl.mechanism import SaslSession
 
 __all__ = ["PlainMechanism"]
 
@@ -14,7 +14,7 @@ class _PlainSession(SaslSession):
         return True, None  # the broker's answer to the one message ends the exchange
 
 
-class PlainMechanism(SaslMechanism):
+class PlainMechanism(UserPasswordMechanism):
     name = label = "PLAIN"
 
     def __init__(self, credentials: UserCredentials, config: ClientConfig | None = None) -> None:
@@ -25,17 +25,6 @@ class PlainMechanism(SaslMechanism):
     def from_config(cls, config: ClientConfig) -> "PlainMechanism":
         return cls(user_credentials(config), config)
 
-    @property
-    def principal(self) -> str:
-        return self._credentials.username
-
-    @property
-    def who(self) -> str:
-        return f"user {self.principal!r}"
-
     def begin(self) -> tuple[SaslSession, bytes]:
         c = self._credentials
         return _PlainSession(), b"\0" + c.username.encode("utf-8") + b"\0" + c.password.reveal().encode("utf-8")
-
-    def __repr__(self) -> str:
-        return f"PlainMechanism(user={self.principal!r})"

@@ -13,8 +13,8 @@ import secrets
 from typing import Mapping
 
 from spark_kwire.client.config import ClientConfig, Secret
-from spark_kwire.client.auth.sasl.mechanism import SaslMechanism, SaslMechanismError, SaslSession
-from spark_kwire.client.auth.sasl.credentials import UserCredentials, user_credentials
+from spark_kwire.client.auth.sasl.credentials import UserCredentials, UserPasswordMechanism, user_credentials
+from spark_kwire.client.auth.sasl.mechanism import SaslMechanismError, SaslSession
 
 __all__ = ["ScramClient", "ScramError", "ScramMechanism", "SCRAM_MIN_ITERATIONS"]
 
@@ -138,7 +138,6 @@ class ScramClient:
         self.complete = True
 
 
-
 class _ScramSession(SaslSession):
     def __init__(self, client: ScramClient) -> None:
         self._client = client
@@ -148,7 +147,7 @@ class _ScramSession(SaslSession):
         return self._client.complete, reply
 
 
-class ScramMechanism(SaslMechanism):
+class ScramMechanism(UserPasswordMechanism):
     def __init__(self, mechanism: str, credentials: UserCredentials) -> None:
         if mechanism not in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
             raise ValueError(f"unsupported SCRAM mechanism {mechanism}")
@@ -159,18 +158,7 @@ class ScramMechanism(SaslMechanism):
     def from_config(cls, config: ClientConfig) -> "ScramMechanism":
         return cls(config.sasl_mechanism, user_credentials(config))
 
-    @property
-    def principal(self) -> str:
-        return self._credentials.username
-
-    @property
-    def who(self) -> str:
-        return f"user {self.principal!r}"
-
     def begin(self) -> tuple[SaslSession, bytes]:
         c = self._credentials
         client = ScramClient(self.name, c.username, c.password, c.extensions)
         return _ScramSession(client), client.first_message()
-
-    def __repr__(self) -> str:
-        return f"ScramMechanism({self.name}, user={self.principal!r})"
