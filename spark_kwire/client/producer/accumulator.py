@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from spark_kwire.client.producer.idempotence import IdempotenceState
 from spark_kwire.client.producer.phase_times import PhaseTimes
-from spark_kwire.protocol.records import encode_record_batches, split_batches
+from spark_kwire.protocol.records import encode_record_batches
 from spark_kwire.protocol.records._arrow import timestamp_column
 
 __all__ = ["ProducerBatch", "RecordAccumulator", "batch_record_count"]
@@ -306,32 +306,28 @@ class RecordAccumulator:
         started = time.perf_counter()
         topic, partition = part.tp
         rows = _joined(part.open)
+        state = self.idempotence
+        sequence = state.next_sequence(part.tp)
         try:
-            cut = rows.count
-            if not everything:
-                bounds = split_batches(rows.values, rows.keys, timestamps_ms=rows.timestamps, headers=rows.headers,
-                                       max_batch_bytes=self.batch_size)
-                cut = int(bounds[-2]) if len(bounds) > 1 else 0
-                if cut <= 0:  # the estimate ran ahead of the real size: look again after a quarter batch more
-                    part.open = [rows]
-                    part.full_at = part.open_bytes + self.batch_size // 4
-                    return
-            encoding = rows if cut == rows.count else rows.slice(0, cut)
-            state = self.idempotence
-            sequence = state.next_sequence(part.tp)
             payloads = encode_record_batches(
-                encoding.values, encoding.keys, timestamps_ms=encoding.timestamps, headers=encoding.headers,
+                rows.values, rows.keys, timestamps_ms=rows.timestamps, headers=rows.headers,
                 compression=self.compression, max_batch_bytes=self.batch_size, producer_id=state.batch_producer_id,
                 producer_epoch=state.batch_producer_epoch, base_sequence=sequence,
-                transactional=state.transactional)
+                transactional=state.transactional, leave_last=not everything)
         except (ValueError, TypeError, pa.ArrowException) as exc:
             self._drop_open(part)
             raise ValueError(f"cannot encode records for {topic}-{partition}: {exc}") from exc
+        if not payloads and not everything:  # the estimate ran ahead of the real size: look again later
+            part.open = [rows]
+            part.full_at = part.open_bytes + self.batch_size // 4
+            return
         batches = []
+        cut = 0
         for payload in payloads:
             count = batch_record_count(payload)
             batches.append(ProducerBatch(topic, partition, payload, count, sequence))
             sequence = state.advance(part.tp, count)
+            cut += count
         remainder = rows.slice(cut) if cut < rows.count else None
         self._make_ready(part, batches, remainder)
         (times or self.times).since("encode", started)

@@ -185,15 +185,20 @@ def encode_record_batches(
     producer_epoch: int = -1,
     base_sequence: int = -1,
     transactional: bool = False,
+    leave_last: bool = False,
 ) -> list[bytes]:
     """Cuts the rows with :func:`split_batches` and encodes each batch; the
-    base sequence advances by each batch's record count (when >= 0)."""
+    base sequence advances by each batch's record count (when >= 0).
+    ``leave_last=True`` encodes every batch but the last, which may not be
+    full yet (a producer keeps those rows open for more to join them)."""
     c = codec_id(compression)
     _check_producer(producer_id, producer_epoch, base_sequence, transactional)
     if max_batch_bytes <= K.V2_HEADER_SIZE:
         raise ValueError("max_batch_bytes must exceed the 61-byte batch header")
     cols = _columns_with_kernels(values, keys, timestamps_ms, headers)
     bounds = _split(cols, max_batch_bytes).tolist()
+    if leave_last:
+        bounds = bounds[:-1]
     out = []
     seq = base_sequence
     for first, last in zip(bounds[:-1], bounds[1:]):
