@@ -10,13 +10,13 @@ import math
 import sys
 from typing import Iterator
 
-import pyarrow as pa
 from pyspark.sql import datasource as _api
 from pyspark.sql.datasource import DataSourceReader
 
 from spark_kwire.spark.capabilities import FILTER_PUSHDOWN
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.packing import PackedRanges, pack_ranges
+from spark_kwire.spark.range_reading import ReadsPlannedRanges
 from spark_kwire.spark.planner import OffsetRange, lookup_offsets_by_timestamp, plan_batch
 from spark_kwire.spark.shared_client import shared_client
 from spark_kwire.spark.worker_gc import freeze_loaded_objects
@@ -64,7 +64,7 @@ def _timestamp_ms(value, *, strict: bool) -> int | None:
     return micros // 1000 + 1 if strict else -(-micros // 1000)
 
 
-class KwireBatchReader(DataSourceReader):
+class KwireBatchReader(ReadsPlannedRanges, DataSourceReader):
     """Plans offset ranges on the driver (in `partitions`) and reads them on executors (in `read`)."""
 
     def __init__(self, options: ReadOptions) -> None:
@@ -78,14 +78,6 @@ class KwireBatchReader(DataSourceReader):
         if self.options.pack_target:
             return pack_ranges(ranges, client.leader_for, self.options.pack_target)
         return ranges
-
-    def read(self, partition: OffsetRange | PackedRanges) -> Iterator[pa.RecordBatch]:
-        # imported here: the reader brings in the record kernels (numba), which only executors need
-        from spark_kwire.spark.reader import read_partition
-
-        return read_partition(self.options.kafka, partition, include_headers=self.options.include_headers,
-                              read_committed=self.options.read_committed,
-                              fail_on_data_loss=self.options.fail_on_data_loss)
 
 
 def pushdown_enabled_by_caller() -> bool:

@@ -31,9 +31,8 @@ from __future__ import annotations
 import logging
 import math
 import time
-from typing import Iterable, Iterator
+from typing import Iterable
 
-import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader
 
 from spark_kwire.client.admin.admin import Admin
@@ -43,10 +42,11 @@ from spark_kwire.protocol.errors import KwireError
 from spark_kwire.spark.capabilities import READ_LIMIT_API
 from spark_kwire.spark.errors import DataLossError, KwireCommitError
 from spark_kwire.spark.options import ReadOptions
+from spark_kwire.spark.range_reading import ReadsPlannedRanges
 from spark_kwire.spark.planner import (
     OffsetRange, TopicPartition, calculate_ranges, format_tps, resolve_bound, resolve_topic_partitions,
 )
-from spark_kwire.spark.packing import PackedRanges, pack_ranges
+from spark_kwire.spark.packing import pack_ranges
 from spark_kwire.spark.shared_client import shared_client
 
 log = logging.getLogger("spark_kwire")
@@ -88,7 +88,7 @@ def rate_limit(start: Offsets, latest: Offsets, limit: int) -> Offsets:
     return end
 
 
-class KwireStreamReaderBase(DataSourceStreamReader):
+class KwireStreamReaderBase(ReadsPlannedRanges, DataSourceStreamReader):
     """What every kwire stream reader does, whatever the release's latestOffset signature."""
 
     def __init__(self, options: ReadOptions) -> None:
@@ -275,14 +275,6 @@ class KwireStreamReaderBase(DataSourceStreamReader):
         # Spark's micro-batches cut resolved ranges with KafkaOffsetRangeCalculator alone (empty ones dropped).
         return calculate_ranges(ranges, min_partitions=self.options.min_partitions,
                                 max_records=self.options.max_records_per_partition)
-
-    def read(self, partition: OffsetRange | PackedRanges) -> Iterator[pa.RecordBatch]:
-        # imported here: the reader brings in the record kernels (numba), which only executors need
-        from spark_kwire.spark.reader import read_partition
-
-        return read_partition(self.options.kafka, partition, include_headers=self.options.include_headers,
-                              read_committed=self.options.read_committed,
-                              fail_on_data_loss=self.options.fail_on_data_loss)
 
     def commit(self, end: dict) -> None:
         """Spark calls this for batch N-1 only once it has planned batch N, so it never comes for the

@@ -1,0 +1,26 @@
+"""What every read task runs, for batch and stream readers alike: read one planned Spark partition."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pyarrow as pa
+
+from spark_kwire.spark.options import ReadOptions
+from spark_kwire.spark.packing import PackedRanges
+from spark_kwire.spark.planner import OffsetRange
+
+
+class ReadsPlannedRanges:
+    """Gives a reader Spark's ``read(partition)``: the partition is an offset range or packed ranges that the
+    reader's planning made, read with the reader's ``options``."""
+
+    options: ReadOptions
+
+    def read(self, partition: OffsetRange | PackedRanges) -> Iterator[pa.RecordBatch]:
+        # imported here: the reader brings in the record kernels (numba), which only executors need
+        from spark_kwire.spark.reader import read_partition
+
+        return read_partition(self.options.kafka, partition, include_headers=self.options.include_headers,
+                              read_committed=self.options.read_committed,
+                              fail_on_data_loss=self.options.fail_on_data_loss)
