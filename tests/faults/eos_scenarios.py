@@ -78,8 +78,8 @@ def eos_stream_driver_crashes(bootstrap: str, workdir: str, *, kills: int = 3, p
     def launch(run: int, drain: bool) -> tuple[subprocess.Popen, str]:
         log_path = os.path.join(workdir, f"driver-{run}.log")
         env = dict(os.environ, PYTHONUNBUFFERED="1", PYSPARK_PYTHON=sys.executable)
-        args = [sys.executable, str(HERE / "eos_stream_driver.py"), "--bootstrap", bootstrap, "--source", source,
-                "--sink", sink, "--checkpoint", checkpoint]
+        args = [sys.executable, str(HERE / "stream_driver.py"), "--bootstrap", bootstrap, "--topic", source,
+                "--sink-topic", sink, "--checkpoint", checkpoint, "--trigger-ms", "300"]
         # small micro-batches while the driver is being killed (more commits to land in), big ones to drain
         args += ["--available-now", "--max-offsets", "20000"] if drain else ["--max-offsets", "2000"]
         with open(log_path, "wb") as log:

@@ -485,7 +485,7 @@ def stream_driver_crashes(spark, bootstrap: str, workdir: str, *, kills: int = 3
         log = open(log_path, "wb")
         try:
             p = subprocess.Popen([sys.executable, str(HERE / "stream_driver.py"), "--bootstrap", bootstrap,
-                                  "--topic", topic, "--out", out, "--checkpoint", checkpoint, "--stop-file", stop_file],
+                                  "--topic", topic, "--parquet-out", out, "--checkpoint", checkpoint, "--stop-file", stop_file],
                                  stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(REPO),
                                  start_new_session=True)
         finally:
