@@ -144,3 +144,30 @@ def test_readme_architecture_section_names_every_module():
         if f"`{top}`" not in section:
             missing.append(top)
     assert not missing, f"README.md's architecture section does not mention: {missing}"
+
+
+# What the schema-registry client may import from the package: the ground of the client layer (config, errors,
+# retry), the TLS and OAuth pieces (today's flat modules and the coming client/auth/ package), its own modules and
+# the protocol layer's errors. Nothing of the broker side (connections, consumer, producer, admin).
+REGISTRY_MAY_IMPORT = ("spark_kwire._version", "spark_kwire.client.config", "spark_kwire.client.errors",
+                       "spark_kwire.client.retry", "spark_kwire.client.tls", "spark_kwire.client.oauth",
+                       "spark_kwire.client.auth", "spark_kwire.client.registry", "spark_kwire.protocol.errors")
+
+
+def test_registry_imports_only_the_ground_and_auth(graph):
+    wrong = []
+    for name, edges in sorted(graph.items()):
+        if not name.startswith("spark_kwire.client.registry"):
+            continue
+        for target in sorted(edges):
+            if target.startswith("spark_kwire") and not any(
+                    target == allowed or target.startswith(allowed + ".") for allowed in REGISTRY_MAY_IMPORT):
+                wrong.append(f"{name} imports {target}")
+    assert not wrong, "the registry client reaches past config/errors/retry and auth:\n" + "\n".join(wrong)
+
+
+def test_registry_rule_sees_the_registry_modules(graph):
+    # A check of the check: the registry's modules are in the graph and their imports of auth pieces are seen.
+    assert "spark_kwire.client.registry.client" in graph
+    assert "spark_kwire.client.tls" in graph["spark_kwire.client.registry.credentials"] or \
+        "spark_kwire.client.auth.tls" in graph["spark_kwire.client.registry.credentials"]
