@@ -56,8 +56,8 @@ class RegistryClient:
         scope = (c.urls, c.logical_cluster, c.identity_pool_id,
                  _digest(c.basic_source, c.basic_user_info, *c.url_user_infos, c.bearer_token, c.issuer_endpoint,
                          c.client_id, c.client_secret, c.scope))
-        self._schemas = process_cache(scope + ("schemas",), c.cache_capacity)
-        self._latest = process_cache(scope + ("latest", c.cache_latest_ttl_s), c.cache_capacity,
+        self._schemas = process_cache(scope + ("schemas", c.cache_capacity), c.cache_capacity)
+        self._latest = process_cache(scope + ("latest", c.cache_capacity, c.cache_latest_ttl_s), c.cache_capacity,
                                      c.cache_latest_ttl_s or 0.0)
         self._wait_s = c.total_timeout_ms / 1000.0 + c.timeout_s
 
