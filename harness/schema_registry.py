@@ -20,8 +20,8 @@ Knobs for tests:
 * Faults, each for the next ``count`` requests: :meth:`respond_next` (any status, e.g. 503, 429, 401),
   :meth:`refuse_next` (the connection is closed without an answer), :meth:`delay_next` (the answer waits);
   ``delay_s`` delays every answer. :meth:`stop` releases waiting answers and closes open connections.
-* ``requests``: every request received (method, path, query, headers with the ``Authorization`` value masked,
-  principal, status); :meth:`count` counts them by method and path.
+* ``requests``: every request received (method, path, query, headers (lower-case names, the ``Authorization``
+  value masked), principal, status); :meth:`count` counts them by method and path.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class LoggedRequest:
     method: str
     path: str  # decoded path, without the query
     query: dict
-    headers: dict
+    headers: dict  # names in lower case; the Authorization value masked ("Basic ***")
     principal: str | None = None
     status: int | None = None  # None: the connection was closed without an answer
     at: float = field(default_factory=time.time)
@@ -297,10 +297,9 @@ class _Handler(BaseHTTPRequestHandler):
         split = urllib.parse.urlsplit(self.path)
         segments = [urllib.parse.unquote(s) for s in split.path.split("/") if s]
         query = dict(urllib.parse.parse_qsl(split.query, keep_blank_values=True))
-        headers = {k: ("***" if k.lower() == "authorization" else v) for k, v in self.headers.items()}
-        scheme = (self.headers.get("Authorization") or "").partition(" ")[0]
-        if scheme:
-            headers["Authorization"] = f"{scheme} ***"
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        if "authorization" in headers:
+            headers["authorization"] = headers["authorization"].partition(" ")[0] + " ***"
         entry = LoggedRequest(method, "/" + "/".join(segments), query, headers)
         with owner._lock:
             owner.requests.append(entry)

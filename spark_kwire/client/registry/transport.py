@@ -140,12 +140,18 @@ class RegistryTransport:
                                        f"{reason.reason or reason}", url=_base(url)) from None
             if isinstance(reason, (socket.timeout, TimeoutError)):
                 raise _NoAnswer(f"no answer within {timeout:.1f} s") from None
+            if isinstance(reason, ssl.SSLError):
+                raise _NoAnswer(f"the connection closed during the TLS handshake ({reason.__class__.__name__}; "
+                                f"if it keeps happening, does the registry require a client certificate? set "
+                                f"ssl.certificate.location and ssl.key.location)") from None
             raise _NoAnswer(getattr(reason, "strerror", None) or str(reason)) from None
         except (socket.timeout, TimeoutError):
             raise _NoAnswer(f"no answer within {timeout:.1f} s") from None
         except ssl.SSLError as exc:
             if isinstance(exc, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
-                raise _NoAnswer(f"the connection broke: {exc.__class__.__name__}") from None
+                raise _NoAnswer(f"the TLS connection closed ({exc.__class__.__name__}; if it keeps happening, does "
+                                f"the registry require a client certificate? set ssl.certificate.location and "
+                                f"ssl.key.location)") from None
             raise RegistryTlsError(f"TLS with the schema registry at {_base(url)} failed: {exc.reason or exc} (does "
                                    f"it require a client certificate? set ssl.certificate.location and "
                                    f"ssl.key.location)", url=_base(url)) from None
