@@ -188,9 +188,10 @@ def incompatibilities(level: str, new: ParsedSchema, earlier: list[ParsedSchema]
         for direction, reader, writer in pairs:
             result = checker.get_compatibility(reader, writer)
             if result.compatibility is not SchemaCompatibilityType.compatible:
-                detail = "; ".join(sorted(str(m) for m in result.messages)) or "incompatible"
+                kinds = ", ".join(sorted({i.value for i in result.incompatibilities})) or "incompatible"
+                detail = "; ".join(sorted(str(m) for m in result.messages))
                 where = ", ".join(sorted(result.locations)) or "/"
-                problems.append(f"{direction}: {detail} at {where}")
+                problems.append(f"{direction}: {kinds} ({detail}) at {where}")
     return problems
 
 

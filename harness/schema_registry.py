@@ -3,13 +3,16 @@ API of Confluent's Schema Registry (no Confluent-compatible server installs on t
 
 Endpoints: ``/subjects`` (list; ``subjectPrefix``, ``deleted``, ``deletedOnly``), ``/subjects/{s}`` (POST: look a
 schema up; DELETE: soft or ``permanent`` delete), ``/subjects/{s}/versions`` (GET list, POST register),
+``/subjects/{s}/metadata`` (the latest version whose metadata holds the ``key``/``value`` pairs asked),
 ``/subjects/{s}/versions/{v|latest}`` (+ ``/schema``, ``/referencedby``; DELETE), ``/schemas/ids/{id}``
 (``subject``, ``format=serialized``; + ``/schema``, ``/versions``, ``/subjects``), ``/schemas/guids/{guid}``,
 ``/schemas/types``, ``/config`` and ``/config/{s}`` (GET, PUT, DELETE; ``defaultToGlobal``), ``/mode`` and
 ``/mode/{s}``, ``/compatibility/subjects/{s}/versions[/{v}]``, ``/contexts``. What the schemas mean (checks,
 canonical forms, Protobuf text and descriptors, compatibility) is in :mod:`harness.registry_schemas`, the state and
 its rules in :mod:`harness.registry_store`. Errors are ``{"error_code": ..., "message": ...}`` with the documented
-codes.
+codes. Lists take ``offset`` / ``limit``. Not served: contexts (``?subject=`` on ``/schemas/ids`` is accepted, and
+every id is global), data-contract rules (``metadata`` / ``ruleSet`` are stored and returned, never run), exporters
+and ``/associations`` (404, which confluent-kafka's serializers read as "no association").
 
 Knobs for tests:
 
@@ -330,7 +333,7 @@ class _Handler(BaseHTTPRequestHandler):
                 body = json.loads(raw_body) if raw_body else None
             except ValueError:
                 raise RegistryHttpError(400, 400, "the request body is not JSON") from None
-            status, payload = _route(owner.store, method, segments, query, body)
+            status, payload = _route(owner.store, method, segments, query, body, split.query)
         except RegistryHttpError as exc:
             entry.status = exc.status
             extra = {"WWW-Authenticate": 'Basic realm="SchemaRegistry"'} if exc.status == 401 else None
@@ -338,6 +341,26 @@ class _Handler(BaseHTTPRequestHandler):
             return
         entry.status = status
         self._send(status, payload)
+
+
+def _page(items: list, query: dict) -> list:
+    """``offset`` / ``limit`` pagination (a negative limit: no limit)."""
+    try:
+        offset, limit = max(int(query.get("offset", 0)), 0), int(query.get("limit", -1))
+    except ValueError:
+        raise RegistryHttpError(400, 400, "offset and limit are integers") from None
+    return items[offset:] if limit < 0 else items[offset:offset + limit]
+
+
+def _with_metadata(store: RegistryStore, subject: str, query_string: str, deleted: bool):
+    """The latest version of ``subject`` whose metadata properties hold every ``key``/``value`` pair asked."""
+    pairs = urllib.parse.parse_qs(query_string)
+    wanted = dict(zip(pairs.get("key", []), pairs.get("value", [])))
+    for entry in reversed(store.versions(subject, deleted=deleted)):
+        properties = (store.schema(entry.schema_id).extra.get("metadata") or {}).get("properties") or {}
+        if all(properties.get(k) == v for k, v in wanted.items()):
+            return entry
+    raise RegistryHttpError(404, 40403, f"Schema with metadata {wanted} not found under subject '{subject}'")
 
 
 def _schema_response(stored: StoredSchema, query: dict, **extra) -> dict:
@@ -349,7 +372,8 @@ def _version_response(store: RegistryStore, entry, query: dict) -> dict:
     return {"subject": entry.subject, "version": entry.version, **_schema_response(stored, query)}
 
 
-def _route(store: RegistryStore, method: str, s: list[str], query: dict, body) -> tuple[int, object]:
+def _route(store: RegistryStore, method: str, s: list[str], query: dict, body,
+           raw_query: str = "") -> tuple[int, object]:
     """(status, payload) of one API call; raises RegistryHttpError for error answers."""
     deleted = _flag(query, "deleted")
     n = len(s)
@@ -358,8 +382,9 @@ def _route(store: RegistryStore, method: str, s: list[str], query: dict, body) -
     head = s[0]
     if head == "subjects":
         if n == 1 and method == "GET":
-            return 200, store.subject_names(query.get("subjectPrefix", ""), deleted=deleted,
-                                            deleted_only=_flag(query, "deletedOnly") or _flag(query, "deleted_only"))
+            return 200, _page(store.subject_names(query.get("subjectPrefix", ""), deleted=deleted,
+                                                  deleted_only=_flag(query, "deletedOnly") or
+                                                  _flag(query, "deleted_only")), query)
         subject = s[1]
         if n == 2 and method == "POST":
             entry = store.lookup(subject, body, deleted=deleted)
@@ -368,9 +393,11 @@ def _route(store: RegistryStore, method: str, s: list[str], query: dict, body) -
             return 200, store.delete_subject(subject, permanent=_flag(query, "permanent"))
         if n == 3 and s[2] == "versions":
             if method == "GET":
-                return 200, [e.version for e in store.versions(subject, deleted=deleted)]
+                return 200, _page([e.version for e in store.versions(subject, deleted=deleted)], query)
             if method == "POST":
                 return 200, {"id": store.register(subject, body).schema_id}
+        if n == 3 and s[2] == "metadata" and method == "GET":
+            return 200, _version_response(store, _with_metadata(store, subject, raw_query, deleted), query)
         if n >= 4 and s[2] == "versions":
             if method == "DELETE" and n == 4:
                 return 200, store.delete_version(subject, s[3], permanent=_flag(query, "permanent"))
@@ -405,10 +432,10 @@ def _route(store: RegistryStore, method: str, s: list[str], query: dict, body) -
             if n == 4 and s[3] == "schema":
                 return 200, stored.body(query.get("format"))["schema"].encode("utf-8")
             if n == 4 and s[3] == "versions":
-                return 200, [{"subject": e.subject, "version": e.version}
-                             for e in store.usages(stored.schema_id, deleted=deleted)]
+                return 200, _page([{"subject": e.subject, "version": e.version}
+                                   for e in store.usages(stored.schema_id, deleted=deleted)], query)
             if n == 4 and s[3] == "subjects":
-                return 200, sorted({e.subject for e in store.usages(stored.schema_id, deleted=deleted)})
+                return 200, _page(sorted({e.subject for e in store.usages(stored.schema_id, deleted=deleted)}), query)
     elif head in ("config", "mode") and n <= 2:
         subject = s[1] if n == 2 else None
         if head == "config":

@@ -4,6 +4,7 @@ errors for what does not exist or is refused."""
 from __future__ import annotations
 
 import json
+import pickle
 
 import pytest
 
@@ -80,6 +81,9 @@ def test_errors_name_what_does_not_exist(registry):
     with pytest.raises(SchemaNotFoundError) as caught:
         client.schema_by_id(4242)
     assert caught.value.schema_id == 4242 and "4242" in str(caught.value) and caught.value.error_code == 40403
+    shipped = pickle.loads(pickle.dumps(caught.value))  # as Spark ships it from an executor
+    assert (type(shipped), str(shipped), shipped.schema_id, shipped.status) == \
+        (SchemaNotFoundError, str(caught.value), 4242, 404)
     with pytest.raises(SchemaNotFoundError) as caught:
         client.lookup("users-value", Schema('"long"'))
     assert caught.value.subject == "users-value"

@@ -177,6 +177,28 @@ def test_avro_serializer_round_trip_through_a_fresh_client(registry):
     assert registry.count("GET", "/schemas/ids/1") == 1
 
 
+def test_serializer_options_latest_version_with_metadata_and_normalize(registry):
+    from confluent_kafka.schema_registry.common.schema_registry_client import Metadata, MetadataProperties
+
+    client = sr(registry)
+    tagged = Schema(json.dumps(USER), "AVRO", metadata=Metadata(None, MetadataProperties({"owner": "team-a"}), None))
+    tagged_id = client.register_schema("users-value", tagged)
+    evolved = dict(USER, fields=USER["fields"] + [{"name": "email", "type": "string", "default": ""}])
+    latest_id = client.register_schema("users-value", Schema(json.dumps(evolved), "AVRO"))
+    value = {"name": "Ada", "age": 3}
+    by_metadata = AvroSerializer(sr(registry), None, conf={"auto.register.schemas": False,
+                                                           "use.latest.with.metadata": {"owner": "team-a"}})
+    assert struct.unpack(">I", by_metadata(value, value_ctx())[1:5])[0] == tagged_id
+    latest = AvroSerializer(sr(registry), None, conf={"auto.register.schemas": False, "use.latest.version": True})
+    assert struct.unpack(">I", latest(dict(value, email="a@b"), value_ctx())[1:5])[0] == latest_id
+    normalized = AvroSerializer(sr(registry), json.dumps(evolved, indent=1), conf={"normalize.schemas": True})
+    assert struct.unpack(">I", normalized(dict(value, email="a@b"), value_ctx())[1:5])[0] == latest_id
+    assert raw(registry, "GET", "/subjects/users-value/versions?offset=1&limit=1") == (200, [2])
+    with pytest.raises(SchemaRegistryError) as caught:
+        sr(registry).get_latest_with_metadata("users-value", {"owner": "team-b"})
+    assert caught.value.error_code == 40403
+
+
 def test_json_schema_serializer_round_trip(registry):
     serializer = JSONSerializer(json.dumps(PERSON_JSON), sr(registry))
     data = serializer({"name": "Ada", "age": 36}, value_ctx("people"))
