@@ -19,7 +19,8 @@ Knobs for tests:
 * ``users={"name": "password"}``: HTTP Basic required; ``bearer_tokens={"token": "principal"}``: static bearer
   tokens accepted; ``oauth=OAuthProvider``: bearer JWTs signed by that provider accepted (``sub`` is the principal);
   ``denied={"principal"}``: authenticated but answered 403 (40301). With no credentials configured, anyone may.
-* ``certs=TestCertificates``: HTTPS with the harness certificates; ``client_certs=True`` requires a client one.
+* ``certs=TestCertificates``: HTTPS with the harness certificates (the server's: ``keystore``, by default
+  ``certs.broker_keystore``, which names localhost and 127.0.0.1); ``client_certs=True`` requires a client one.
 * Faults, each for the next ``count`` requests: :meth:`respond_next` (any status, e.g. 503, 429, 401),
   :meth:`refuse_next` (the connection is closed without an answer), :meth:`delay_next` (the answer waits);
   ``delay_s`` delays every answer. :meth:`stop` releases waiting answers and closes open connections.
@@ -107,7 +108,7 @@ class SchemaRegistryServer:
 
     def __init__(self, *, users: dict[str, str] | None = None, bearer_tokens: dict[str, str] | None = None,
                  oauth=None, oauth_audience: str | None = None, denied: set[str] | None = None, certs=None,
-                 client_certs: bool = False, compatibility: str = "BACKWARD", port: int = 0) -> None:
+                 client_certs: bool = False, keystore=None, compatibility: str = "BACKWARD", port: int = 0) -> None:
         self.users = dict(users or {})
         self.bearer_tokens = dict(bearer_tokens or {})
         self.oauth = oauth
@@ -115,6 +116,7 @@ class SchemaRegistryServer:
         self.denied = set(denied or ())
         self.certs = certs
         self.client_certs = client_certs
+        self.keystore = keystore
         self.store = RegistryStore(compatibility)
         self.requests: list[LoggedRequest] = []
         self.delay_s = 0.0
@@ -134,7 +136,7 @@ class SchemaRegistryServer:
     def start(self) -> "SchemaRegistryServer":
         if self.certs is not None:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(str(self.certs.broker_keystore))
+            context.load_cert_chain(str(self.keystore or self.certs.broker_keystore))
             if self.client_certs:
                 context.verify_mode = ssl.CERT_REQUIRED
                 context.load_verify_locations(cafile=str(self.certs.ca_cert))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import os
 import random
 import socket
 import ssl
@@ -43,6 +44,15 @@ _MAX_ANSWER = 64 * 1024 * 1024
 # base URLs -> index of the URL that answered last, per process (a dead first URL is not retried by every call)
 _preferred: dict[tuple[str, ...], int] = {}
 _preferred_lock = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    global _preferred_lock
+    _preferred_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class _NoAnswer(Exception):
@@ -131,10 +141,14 @@ class RegistryTransport:
         except urllib.error.URLError as exc:
             reason = exc.reason
             if isinstance(reason, ssl.SSLCertVerificationError):
-                raise RegistryTlsError(
-                    f"TLS handshake with the schema registry at {_base(url)} failed: {reason.verify_message or reason}; "
-                    f"set ssl.ca.location to the CA that signed its certificate (ssl.endpoint.identification."
-                    f"algorithm= (empty) turns the host-name check off)", url=_base(url)) from None
+                if reason.verify_code in (62, 64):  # host name / IP address mismatch
+                    advice = (f"the certificate must name {urllib.parse.urlsplit(url).hostname!r} in its "
+                              f"subjectAltName; ssl.endpoint.identification.algorithm= (empty) turns the host-name "
+                              f"check off")
+                else:
+                    advice = "set ssl.ca.location to the CA that signed the registry's certificate"
+                raise RegistryTlsError(f"TLS handshake with the schema registry at {_base(url)} failed: "
+                                       f"{reason.verify_message or reason}; {advice}", url=_base(url)) from None
             if isinstance(reason, ssl.SSLError) and not isinstance(reason, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
                 raise RegistryTlsError(f"TLS with the schema registry at {_base(url)} failed: "
                                        f"{reason.reason or reason}", url=_base(url)) from None

@@ -124,8 +124,20 @@ def test_https_with_a_ca_file(certs):
         system_cas = RegistryClient({"url": server.url, **FAST})  # the test CA is not a system CA
         with pytest.raises(RegistryTlsError):
             system_cas.subjects()
-        by_ip = server.url.replace("127.0.0.1", "localhost")
-        assert RegistryClient({"url": by_ip, "ssl.ca.location": str(certs.ca_cert), **FAST}).versions("s") == [1]
+        by_name = server.url.replace("127.0.0.1", "localhost")
+        assert RegistryClient({"url": by_name, "ssl.ca.location": str(certs.ca_cert), **FAST}).versions("s") == [1]
+        java_name = RegistryClient({"url": server.url, "ssl.truststore.location": str(certs.ca_cert), **FAST})
+        assert java_name.versions("s") == [1]
+
+
+def test_host_name_checks_and_turning_them_off(certs):
+    with SchemaRegistryServer(certs=certs, keystore=certs.wrong_host_keystore) as server:
+        checked = RegistryClient({"url": server.url, "ssl.ca.location": str(certs.ca_cert), **FAST})
+        with pytest.raises(RegistryTlsError, match="(?i)ip address|host"):
+            checked.subjects()
+        unchecked = RegistryClient({"url": server.url, "ssl.ca.location": str(certs.ca_cert),
+                                    "ssl.endpoint.identification.algorithm": "", **FAST})
+        assert unchecked.subjects() == []
 
 
 def test_https_with_a_client_certificate(certs):
@@ -136,6 +148,8 @@ def test_https_with_a_client_certificate(certs):
         assert separate.subjects() == []
         bundled = RegistryClient({**base, "ssl.certificate.location": str(certs.client_keystore)})
         assert bundled.subjects() == []
+        java_name = RegistryClient({**base, "ssl.keystore.location": str(certs.client_keystore)})
+        assert java_name.subjects() == []
         encrypted = RegistryClient({**base, "ssl.certificate.location": str(certs.client_cert),
                                     "ssl.key.location": str(certs.client_key_encrypted),
                                     "ssl.key.password": certs.client_key_password})
