@@ -1,5 +1,5 @@
 """Test and demo harness of spark-kwire: real Apache Kafka brokers, TLS material, a chaos proxy, a fake
-broker, an OAuth 2 identity provider, a Spark standalone cluster. It lives in the repository, not in the wheel:
+broker, an OAuth 2 identity provider, a schema registry, a Spark standalone cluster. It lives in the repository, not in the wheel:
 it needs Java and the jars `make jars` fetched. Import from the repository root (pytest and the Makefile run from there).
 """
 
@@ -11,10 +11,12 @@ from harness.paths import (REPO_ROOT, KafkaLauncherError, java_command, kafka_li
                            spark_kafka_connector_jars)
 from harness.processes import (descendant_pids, die_with_parent, free_port, identify, kill_processes, port_answers,
                                process_start_time, spawner)
+from harness.schema_registry import SchemaRegistryServer
 from harness.spark_cluster import SparkStandaloneCluster
 
 __all__ = [
-    "ChaosProxy", "KafkaCluster", "KafkaLauncherError", "KafkaNode", "Listener", "OAuthProvider", "REPO_ROOT", "SparkStandaloneCluster",
+    "ChaosProxy", "KafkaCluster", "KafkaLauncherError", "KafkaNode", "Listener", "OAuthProvider", "REPO_ROOT",
+    "SchemaRegistryServer", "SparkStandaloneCluster",
     "TestCertificates", "descendant_pids", "die_with_parent", "free_port", "generate_test_certificates", "identify",
     "java_command", "kafka_lib_dir", "kill_processes", "port_answers", "process_start_time", "proxied_kafka_cluster",
     "run_java_tool", "spark_kafka_connector_jars", "spawner",

@@ -212,3 +212,4 @@ def test_readme_architecture_section_names_every_module():
         if f"`{top}`" not in section:
             missing.append(top)
     assert not missing, f"README.md's architecture section does not mention: {missing}"
+
