@@ -33,7 +33,7 @@ class PlainMechanism(SaslMechanism):
     def who(self) -> str:
         return f"user {self.principal!r}"
 
-    def begin(self) -> tuple[SaslSession, bytes]:
+    def begin(self, host: str) -> tuple[SaslSession, bytes]:
         c = self._credentials
         return _PlainSession(), b"\0" + c.username.encode("utf-8") + b"\0" + c.password.reveal().encode("utf-8")
 

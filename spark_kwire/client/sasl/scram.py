@@ -167,7 +167,7 @@ class ScramMechanism(SaslMechanism):
     def who(self) -> str:
         return f"user {self.principal!r}"
 
-    def begin(self) -> tuple[SaslSession, bytes]:
+    def begin(self, host: str) -> tuple[SaslSession, bytes]:
         c = self._credentials
         client = ScramClient(self.name, c.username, c.password, c.extensions)
         return _ScramSession(client), client.first_message()
