@@ -5,10 +5,12 @@ that lacks the principal...) are kept as the cause, after kwire's reading of the
 
 from __future__ import annotations
 
+import re
+
 from spark_kwire.client.kerberos.profile import describe_realm
 from spark_kwire.client.sasl.mechanism import AuthenticationError
 
-__all__ = ["KerberosError", "explain_gss_error"]
+__all__ = ["KerberosError", "explain_gss_error", "TICKET_EXPIRED_ADVICE"]
 
 # MIT krb5 error codes (krb5.h), as GSS-API's minor status carries them
 KDC_UNREACHABLE = -1765328228
@@ -28,6 +30,9 @@ REALM_CANT_RESOLVE = -1765328164
 NO_DEFAULT_REALM = -1765328160
 KEYTAB_ENTRY_NOT_FOUND = -1765328203
 KEYTAB_KVNO_NOT_FOUND = -1765328154
+CACHE_OTHER_PRINCIPAL = 39756032  # MIT's KG_CCACHE_NOMATCH: the cache holds another principal's ticket
+TICKET_EXPIRED_ADVICE = ("renew the ticket cache (kinit, k5start, or renewTGT=true with a renewable ticket) or log in "
+                         "from a keytab (useKeyTab=true), whose tickets spark-kwire renews itself")
 # GSS-API major status values (RFC 2744)
 GSS_S_CREDENTIALS_EXPIRED = 11 << 16
 
@@ -56,12 +61,14 @@ def _signed(code: int | None) -> int | None:
 
 
 def _minor_text(exc: BaseException) -> str:
-    """GSS-API's text of the failure (the minor status, which says what Kerberos found), on one line."""
+    """What Kerberos said (GSS-API's minor status text, which names the cause; the major one is generic)."""
     try:
         text = exc.gen_message()  # gssapi.exceptions.GSSError
     except Exception:
         text = str(exc)
-    return " ".join(str(text).split())
+    text = " ".join(str(text).split())
+    match = re.search(r"Minor \(\d+\): (.+)$", text)
+    return match.group(1) if match and match.group(1).strip() else text
 
 
 def realm_of(principal: str | None) -> str | None:
@@ -83,41 +90,43 @@ def explain_gss_error(exc: BaseException, *, stage: str, principal: str | None, 
     where = describe_realm(realm)
     who = principal or "the ticket cache's principal"
     if keytab_note:
-        kind, cause, check = "no_key_in_keytab", keytab_note, \
-            "that the keytab was exported for this principal (klist -kt <keytab>) and that principal= names it exactly"
+        kind, cause, todo = "no_key_in_keytab", keytab_note, \
+            "export the keytab for this principal (klist -kt <keytab> lists what it holds) and make principal= name it"
     elif minor == KDC_UNREACHABLE or "cannot contact any kdc" in lowered:
-        kind, cause, check = "kdc_unreachable", "no KDC of the realm answered", \
-            "that a KDC runs at the address above and that this host may reach it (firewall, port, UDP/TCP)"
+        kind, cause, todo = "kdc_unreachable", "no KDC of the realm answered", \
+            "make sure a KDC runs at the address above and that this host may reach it (firewall, port, UDP/TCP)"
     elif minor == CLIENT_UNKNOWN or "not found in kerberos database" in lowered and stage == "login":
-        kind, cause, check = "unknown_principal", f"the KDC does not know the principal {who}", \
-            "the principal's spelling and realm (principal=\"name@REALM\"), and that it exists in the KDC"
+        kind, cause, todo = "unknown_principal", f"the KDC does not know the principal {who}", \
+            "check the principal's spelling and realm (principal=\"name@REALM\") and that it exists in the KDC"
     elif minor == SERVER_UNKNOWN or "not found in kerberos database" in lowered:
-        kind, cause, check = "unknown_service", f"the KDC has no service principal {service}", \
-            ("that the broker's advertised host name is the host in its Kerberos principal (clients use the host they "
+        kind, cause, todo = "unknown_service", f"the KDC has no service principal {service}", \
+            ("make the broker's advertised host name the host in its Kerberos principal (clients use the host they "
              "connect to, from bootstrap.servers and the brokers' advertised.listeners, without DNS "
-             "canonicalization), and sasl.kerberos.service.name (the principal's first part)")
+             "canonicalization when the krb5 config sets dns_canonicalize_hostname=false), and check "
+             "sasl.kerberos.service.name (the principal's first part)")
     elif minor in (BAD_INTEGRITY, PREAUTH_FAILED) or "integrity check failed" in lowered or \
             "preauthentication failed" in lowered:
-        kind, cause, check = "wrong_key", "the KDC refused the key (the keytab's key is not the principal's current " \
-            "one)", "whether the principal's key was changed after the keytab was exported (compare the key version " \
-            "numbers of klist -kt <keytab> and kadmin getprinc); export a new keytab"
+        kind, cause, todo = "wrong_key", "the KDC refused the key (the keytab's key is not the principal's current " \
+            "one)", "export a new keytab: the principal's key changed after this one was exported (compare the key " \
+            "version numbers of klist -kt <keytab> and kadmin getprinc)"
     elif minor == CLOCK_SKEW or "clock skew" in lowered:
-        kind, cause, check = "clock_skew", "the clocks of this host and the KDC (or broker) differ by more than the " \
-            "allowed skew", "the time on this host and the KDC/brokers (NTP), and clockskew in the krb5 config"
+        kind, cause, todo = "clock_skew", "the clocks of this host and the KDC (or broker) differ by more than the " \
+            "allowed skew", "synchronise the clocks of this host, the KDC and the brokers (NTP), or raise clockskew " \
+            "in the krb5 config"
     elif minor == TICKET_EXPIRED or major == GSS_S_CREDENTIALS_EXPIRED or "expired" in lowered:
-        kind, cause, check = "ticket_expired", "the ticket has expired", \
-            ("that the ticket cache is renewed (kinit, k5start, renewTGT=true with a renewable ticket) or log in from "
-             "a keytab (useKeyTab=true), which spark-kwire renews itself")
+        kind, cause, todo = "ticket_expired", "the ticket has expired", TICKET_EXPIRED_ADVICE
     elif minor in (CACHE_NO_FILE, CACHE_NOT_FOUND) or "no credentials cache found" in lowered or \
-            "can't find client principal" in lowered or "matching credential not found" in lowered:
-        kind, cause, check = "no_ticket", "the ticket cache holds no ticket" + (f" for {principal}" if principal else ""), \
-            ("run kinit (for the principal) or point ticketCache / KRB5CCNAME at the cache that holds the ticket; "
-             "or log in from a keytab (useKeyTab=true keyTab=... principal=...)")
+            "can't find client principal" in lowered or "matching credential not found" in lowered or \
+            minor == CACHE_OTHER_PRINCIPAL or "does not match desired name" in lowered:
+        kind, cause, todo = "no_ticket", "the ticket cache holds no ticket" + (f" for {principal}" if principal else ""), \
+            ("run kinit for the principal, or point ticketCache / KRB5CCNAME at the cache that holds its ticket, or "
+             "log in from a keytab (useKeyTab=true keyTab=... principal=...)")
     elif minor in (REALM_UNKNOWN, REALM_CANT_RESOLVE, NO_DEFAULT_REALM):
-        kind, cause, check = "no_realm", "the krb5 config does not say where the realm's KDCs are", \
-            "the [realms] section (kdc = host:port) and default_realm of the krb5 config (KRB5_CONFIG)"
+        kind, cause, todo = "no_realm", "the krb5 config does not say where the realm's KDCs are", \
+            "set the realm's KDCs in the [realms] section (kdc = host:port) and default_realm of the krb5 config"
     else:
-        kind, cause, check = "other", "Kerberos refused", "the KDC's log for this principal"
-    message = (f"Kerberos {stage} for {who} from {source} failed: {cause} ({said}). {where[0].upper()}{where[1:]}"
-               + (f"; service principal {service}" if service else "") + f". Check {check}.")
+        kind, cause, todo = "other", "Kerberos refused", "look for the principal in the KDC's log"
+    message = (f"Kerberos {stage} for {who} from {source} failed: {cause} (Kerberos: {said}). "
+               f"{where[0].upper()}{where[1:]}"
+               + (f"; service principal {service}" if service else "") + f". {todo[0].upper()}{todo[1:]}.")
     return KerberosError(message, kind=kind, principal=principal, realm=realm)

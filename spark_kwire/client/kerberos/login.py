@@ -30,7 +30,7 @@ import time
 import uuid
 
 from spark_kwire.client.kerberos.bounded import KdcTimeout, within
-from spark_kwire.client.kerberos.errors import KerberosError, explain_gss_error, realm_of
+from spark_kwire.client.kerberos.errors import TICKET_EXPIRED_ADVICE, KerberosError, explain_gss_error, realm_of
 from spark_kwire.client.kerberos.keytab import keytab_entries, keytab_path
 from spark_kwire.client.kerberos.profile import describe_realm
 from spark_kwire.client.kerberos.settings import KerberosSettings
@@ -143,7 +143,7 @@ class KerberosLogin:
         if settings.keytab:
             store[b"client_keytab"] = settings.keytab.encode()
         principal = settings.principal
-        source = f"{settings.describe_keytab()} for {principal}"
+        source = settings.describe_keytab()
 
         def acquire():
             name = gss.Name(principal, gss.NameType.kerberos_principal)
@@ -183,9 +183,8 @@ class KerberosLogin:
         if not lifetime:
             raise KerberosError(
                 f"Kerberos login for {resolved} from {source} failed: the ticket has expired. "
-                f"{_sentence(describe_realm(realm_of(resolved)))}. Check that the ticket cache is renewed (kinit, "
-                f"k5start, renewTGT=true with a renewable ticket) or log in from a keytab (useKeyTab=true), which "
-                f"spark-kwire renews itself.", kind="ticket_expired", principal=resolved, realm=realm_of(resolved))
+                f"{_sentence(describe_realm(realm_of(resolved)))}. {_sentence(TICKET_EXPIRED_ADVICE)}.",
+                kind="ticket_expired", principal=resolved, realm=realm_of(resolved))
         now = time.time()
         self.principal = resolved
         self._expiry = now + float(lifetime)
@@ -229,7 +228,7 @@ class KerberosLogin:
             raise KerberosError(
                 f"Kerberos {stage} for {principal or 'the ticket cache principal'} from {source} failed: no answer "
                 f"from the KDC within request.timeout.ms ({bound_s * 1000:.0f} ms). "
-                f"{_sentence(describe_realm(realm_of(principal)))}. Check that the KDC is up and reachable from "
+                f"{_sentence(describe_realm(realm_of(principal)))}. Make sure the KDC is up and reachable from "
                 f"this host.", kind="kdc_timeout", principal=principal, realm=realm_of(principal)) from None
         except GSSError as exc:
             raise explain_gss_error(exc, stage=stage, principal=principal, source=source,

@@ -84,9 +84,9 @@ class KerberosSettings:
     def describe_keytab(self) -> str:
         return f"keytab {self.keytab}" if self.keytab else "the default client keytab"
 
-    def describe(self) -> str:
+    def describe(self, with_principal: bool = True) -> str:
         """Where the credentials come from, for messages: ``keytab /k.keytab for alice@R``, ``ticket cache ...``."""
-        who = f" for {self.principal}" if self.principal else ""
+        who = f" for {self.principal}" if self.principal and with_principal else ""
         cache, keytab = self.describe_cache(), self.describe_keytab()
         if self.use_keytab and self.use_ticket_cache:
             return f"{cache}, else {keytab}{who}"

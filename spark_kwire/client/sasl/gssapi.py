@@ -123,11 +123,11 @@ class GssapiMechanism(SaslMechanism):
             raise KerberosError(
                 f"Kerberos service ticket request for {login.principal} failed: no answer from the KDC within "
                 f"request.timeout.ms ({self._bound_s * 1000:.0f} ms); service principal {service}. "
-                f"{_sentence(describe_realm(realm_of(login.principal)))}. Check that the KDC is up and reachable.",
+                f"{_sentence(describe_realm(realm_of(login.principal)))}. Make sure the KDC is up and reachable.",
                 kind="kdc_timeout", principal=login.principal, realm=realm_of(login.principal)) from None
         except GSSError as exc:
             raise explain_gss_error(exc, stage="service ticket request", principal=login.principal,
-                                    source=self.settings.describe(), service=service) from None
+                                    source=self.settings.describe(with_principal=False), service=service) from None
         return _GssapiSession(gss, context, login.principal), token
 
     def __reduce__(self):  # the binding module does not pickle; clients rebuild mechanisms from their config
