@@ -321,3 +321,61 @@ def test_accepted_options_that_mean_nothing_to_a_client_initiator(kerberos, gssa
     with KafkaClient(gssapi_options(gssapi_kafka, jaas, **{"sasl.kerberos.kinit.cmd": "/usr/bin/kinit",
                                                           "sasl.kerberos.ticket.renew.jitter": "0.1"})) as client:
         assert client.list_topics() is not None
+
+
+def test_ticket_cache_first_then_keytab(kerberos, gssapi_kafka, alice, tmp_path):
+    """useTicketCache=true and useKeyTab=true: the cache when it holds a ticket, else the keytab (Java's order)."""
+    principal = kerberos.principal("alice")
+    missing = tmp_path / "not-yet"
+    jaas = (f'{KRB5_MODULE} required useTicketCache=true ticketCache="{missing}" useKeyTab=true keyTab="{alice}" '
+            f'principal="{principal}";')
+    before = _as_requests(kerberos, "alice")
+    with KafkaClient(gssapi_options(gssapi_kafka, jaas)) as client:
+        roundtrip(client, 3)
+        login = client.hooks.authenticate.mechanism_impl.login()
+        assert (login.keytab_logins, login.cache_reads) == (1, 0)
+    assert _as_requests(kerberos, "alice") == before + 1
+    kerberos.realm.kinit("alice", alice, missing)
+    from spark_kwire.client.kerberos.login import forget_kerberos_logins
+
+    forget_kerberos_logins()
+    with KafkaClient(gssapi_options(gssapi_kafka, jaas)) as client:
+        roundtrip(client, 3)
+        login = client.hooks.authenticate.mechanism_impl.login()
+        assert (login.keytab_logins, login.cache_reads) == (0, 1)
+
+
+def test_keytab_principals_as_klist_lists_them(kerberos, tmp_path):
+    """The keytab reader behind the 'holds no key for' message, against MIT's klist (several principals and key
+    versions in one keytab)."""
+    from spark_kwire.client.kerberos.keytab import keytab_entries
+
+    keytab = tmp_path / "several.keytab"
+    for name in ("alice", "bob"):
+        kerberos.user(name)
+        kerberos.realm.export_keytab(name, keytab)
+    kerberos.realm.randomize_key("bob")  # a second key version of bob
+    kerberos.realm.export_keytab("bob", keytab)
+    listed = subprocess.run(["klist", "-k", str(keytab)], capture_output=True, text=True, check=True).stdout
+    expected = [(p, int(v)) for v, p in re.findall(r"^\s*(\d+) (\S+@\S+)$", listed, re.M)]
+    assert len({p for p, _ in expected}) == 2 and len({v for p, v in expected if p.startswith("bob")}) == 2
+    assert [(e.principal, e.kvno) for e in keytab_entries(str(keytab))] == expected
+
+
+@pytest.mark.parametrize("lifetime_s, last_login_ago_s, low, high", [
+    (30, None, 24.0, 25.5),       # Java: 80 % + up to 5 % jitter; min.time.before.relogin (60 s) would pass expiry
+    (36000, None, 28800, 30600),  # a 10-hour ticket: at 8 h to 8.5 h
+    (120, 10, 96, 102),           # last login 10 s ago: min.time.before.relogin ends before the 80 % point
+    (90, 50, 72, 76.5),           # last login 50 s ago: the same, nearer
+])
+def test_refresh_time_follows_kafkas_rule(lifetime_s, last_login_ago_s, low, high):
+    from spark_kwire.client.kerberos.login import refresh_time
+    from spark_kwire.client.kerberos.settings import KerberosSettings
+
+    now = 1_000_000.0
+    last = now - last_login_ago_s if last_login_ago_s is not None else -1e12
+    for _ in range(200):
+        at = refresh_time(now, now + lifetime_s, now, last, KerberosSettings()) - now
+        assert low <= at <= high
+    # min.time.before.relogin after the last login comes after the 80-85 % point but before expiry: it wins
+    assert refresh_time(now, now + 100, now, now, KerberosSettings(min_time_before_relogin_ms=90_000)) - now == 90
