@@ -11,8 +11,8 @@ from spark_kwire.client.errors import ConfigError
 
 __all__ = ["load_gssapi"]
 
-_INSTALL = ("pip install 'spark-kwire[kerberos]' (the gssapi package; it compiles against the system's Kerberos "
-            "headers: Debian/Ubuntu apt-get install libkrb5-dev gcc, RHEL/Fedora dnf install krb5-devel gcc)")
+_INSTALL = ("pip install 'spark-kwire[kerberos]' (gssapi compiles against the system's Kerberos headers: "
+            "Debian/Ubuntu apt-get install libkrb5-dev gcc, RHEL/Fedora dnf install krb5-devel gcc)")
 _LIBRARY = ("the system's Kerberos GSS-API library (Debian/Ubuntu: apt-get install libgssapi-krb5-2 krb5-user, "
             "RHEL/Fedora: dnf install krb5-libs krb5-workstation)")
 
@@ -25,10 +25,10 @@ def load_gssapi():
     except ImportError as exc:
         text = str(exc)
         if "shared object" in text or ".so" in text:
-            reason = f"the gssapi package cannot load {_LIBRARY}: {text}"
+            reason = f"Kerberos needs {_LIBRARY}, which the gssapi package could not load: {text}"
         else:
-            reason = f"the gssapi package is not installed: {_INSTALL}"
-        raise ConfigError("sasl.mechanism", "GSSAPI", reason=f"Kerberos needs {reason}") from None
+            reason = f"Kerberos needs the gssapi package, which is not installed: {_INSTALL}"
+        raise ConfigError("sasl.mechanism", "GSSAPI", reason=reason) from None
     except OSError as exc:  # the shared library is missing or broken
         raise ConfigError("sasl.mechanism", "GSSAPI",
                           reason=f"Kerberos needs {_LIBRARY}, which could not be loaded: {exc}") from None

@@ -131,8 +131,9 @@ def _module_kind(jaas: JaasConfig) -> str:
         return "sun"
     if module == KRB5_LOGIN_MODULES[1]:
         return "ibm"
-    raise _jaas_error(f"sasl.mechanism=GSSAPI needs a Kerberos login module, but sasl.jaas.config names "
-                      f"{jaas.login_module}; use {KRB5_LOGIN_MODULES[0]} required useKeyTab=true "
+    raise _jaas_error(f"sasl.mechanism=GSSAPI (Kafka's default when sasl.mechanism is not set) needs a Kerberos "
+                      f"login module, but sasl.jaas.config names {jaas.login_module}; set sasl.mechanism to the "
+                      f"mechanism that module is for, or use {KRB5_LOGIN_MODULES[0]} required useKeyTab=true "
                       f"keyTab=\"/path/client.keytab\" principal=\"name@REALM\"; (or useTicketCache=true), "
                       f"or leave sasl.jaas.config unset to use the process's ticket cache")
 
