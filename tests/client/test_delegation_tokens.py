@@ -23,7 +23,8 @@ from spark_kwire.client.delegation_tokens import (DelegationTokenError, create_d
                                                   describe_delegation_tokens, expire_delegation_token,
                                                   renew_delegation_token)
 from spark_kwire.client.sasl import AuthenticationError
-from tests.client.kerberos_fixtures import gssapi_options, kerberos, keytab_jaas, start_cluster  # noqa: F401
+from tests.client.kerberos_fixtures import (_fresh_logins, gssapi_options, kerberos, keytab_jaas,  # noqa: F401
+                                            start_cluster)
 
 
 @pytest.fixture(scope="module")

@@ -25,9 +25,10 @@ from spark_kwire.client.delegation_tokens import DelegationTokenError, create_de
 from spark_kwire.client.fetcher import fetch_range
 from spark_kwire.client.kerberos import KerberosError
 from harness.processes import free_port
-from tests.client.kerberos_fixtures import (KRB5_MODULE, cache_jaas, gssapi_options, java_client_properties,  # noqa: F401
-                                            java_console_consume, java_console_produce, kerberos, keytab_jaas,
-                                            keytab_keys, roundtrip, skew_ticket_cache, start_cluster)
+from tests.client.kerberos_fixtures import (KRB5_MODULE, _fresh_logins, cache_jaas, gssapi_options,  # noqa: F401
+                                            java_client_properties, java_console_consume, java_console_produce,
+                                            kerberos, keytab_jaas, keytab_keys, roundtrip, skew_ticket_cache,
+                                            start_cluster)
 
 FAIL_WITHIN_S = 20
 

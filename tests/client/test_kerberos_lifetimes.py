@@ -14,7 +14,6 @@ whose ticket runs out fails within seconds. Four clients run side by side for 2.
 
 from __future__ import annotations
 
-import os
 import re
 import stat
 import threading
@@ -28,8 +27,8 @@ from spark_kwire.client import KafkaClient, Producer
 from spark_kwire.client.admin import Admin
 from spark_kwire.client.fetcher import fetch_range
 from spark_kwire.client.kerberos import KerberosError
-from tests.client.kerberos_fixtures import (cache_jaas, gssapi_options, kerberos, keytab_jaas,  # noqa: F401
-                                            start_cluster)
+from tests.client.kerberos_fixtures import (_fresh_logins, cache_jaas, gssapi_options, kerberos,  # noqa: F401
+                                            keytab_jaas, start_cluster)
 
 LIFETIME_S = 30
 REAUTH_MS = 10_000
