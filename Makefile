@@ -26,7 +26,7 @@ VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' spark_kwire/_version.
 WHEEL := dist/spark_kwire-$(VERSION)-py3-none-any.whl
 PACKAGE_SOURCES := pyproject.toml README.md pyspark_kwire.py $(shell find spark_kwire -name '*.py')
 
-.PHONY: demo test test-newest test-releases setup venv jars wheel release-venvs bench bench-releases clean
+.PHONY: demo test test-newest test-releases setup system-packages venv jars wheel release-venvs bench bench-releases clean
 
 demo: setup
 	$(PY) -m harness.demo
@@ -41,11 +41,17 @@ test-newest: setup
 
 # Compile the numba kernels once into their on-disk cache, so that Spark's Python workers load them
 # instead of each compiling them on its first task (fast when the cache is already there).
-setup: venv jars wheel
+setup: system-packages venv jars wheel
 	$(PY) -c "from spark_kwire.protocol.records import warm_up; warm_up()"
 
+# The Debian packages beyond Python, Java and Maven (MIT Kerberos: the tests' KDC, kinit, and the headers PyPI's
+# gssapi compiles against), installed only when missing: see .ci/system-packages.
+system-packages:
+	bash .ci/system-packages
+
 venv: $(VENV_STAMP)
-$(VENV_STAMP): pyproject.toml
+# order-only: the packages must be there before pip builds gssapi, but do not make the virtualenv again
+$(VENV_STAMP): pyproject.toml | system-packages
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# compat mode puts the checkout on sys.path, so Spark's scan of top-level pyspark_* modules finds pyspark_kwire

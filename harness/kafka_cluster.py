@@ -30,10 +30,12 @@ _READY_LINE = "Kafka Server started"
 
 @dataclass
 class Listener:
-    """One client-facing listener: its name, Kafka security protocol and the port it got."""
+    """One client-facing listener: its name, Kafka security protocol, the port it got and the host it binds and
+    advertises (e.g. ``localhost`` for Kerberos, whose service principal names the host clients connect to)."""
     name: str
     security_protocol: str = "PLAINTEXT"
     port: int = 0
+    host: str = "127.0.0.1"
 
 
 @dataclass
@@ -93,7 +95,7 @@ class KafkaCluster:
         self._stopped = False
         for node_id in range(1, nodes + 1):
             listeners_ = [Listener("PLAINTEXT", "PLAINTEXT", free_port())] + [
-                Listener(l.name, l.security_protocol, free_port()) for l in self.extra_listeners
+                Listener(l.name, l.security_protocol, free_port(), l.host) for l in self.extra_listeners
             ]
             node_dir = self.workdir / f"node-{node_id}"
             node_dir.mkdir(parents=True, exist_ok=True)
@@ -107,13 +109,13 @@ class KafkaCluster:
 
     def bootstrap(self, listener_name: str) -> str:
         return ",".join(
-            f"127.0.0.1:{l.port}" for n in self.nodes.values() for l in n.listeners if l.name == listener_name
+            f"{l.host}:{l.port}" for n in self.nodes.values() for l in n.listeners if l.name == listener_name
         )
 
     # -- life cycle --------------------------------------------------------------------------------
     def _write_config(self, node: KafkaNode) -> Path:
         voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes.values())
-        listeners = [f"{l.name}://127.0.0.1:{l.port}" for l in node.listeners]
+        listeners = [f"{l.name}://{l.host}:{l.port}" for l in node.listeners]
         protocol_map = {l.name: l.security_protocol for l in node.listeners}
         protocol_map["CONTROLLER"] = "PLAINTEXT"
         replication = min(3, self.node_count)

@@ -40,6 +40,7 @@ __all__ = [
     "LIST_GROUPS", "DESCRIBE_GROUPS", "INIT_PRODUCER_ID", "SASL_HANDSHAKE", "SASL_AUTHENTICATE",
     "CREATE_TOPICS", "DELETE_TOPICS", "DESCRIBE_CONFIGS", "CONSUMER_GROUP_DESCRIBE",
     "ADD_PARTITIONS_TO_TXN", "ADD_OFFSETS_TO_TXN", "END_TXN", "TXN_OFFSET_COMMIT",
+    "CREATE_DELEGATION_TOKEN", "RENEW_DELEGATION_TOKEN", "EXPIRE_DELEGATION_TOKEN", "DESCRIBE_DELEGATION_TOKEN",
 ]
 
 REQUEST_HEADER = MessageSchema("RequestHeader", "1-2", "2+", [
@@ -796,12 +797,90 @@ DESCRIBE_CONFIGS = _api(32, "DescribeConfigs", "1-4", flexible="4+",
     ],
 )
 
+CREATE_DELEGATION_TOKEN = _api(38, "CreateDelegationToken", "1-3", flexible="2+",
+    request=[
+        F("owner_principal_type", STRING, "3+", nullable="3+"),
+        F("owner_principal_name", STRING, "3+", nullable="3+"),
+        F("renewers", Array(
+            F("principal_type", STRING),
+            F("principal_name", STRING),
+        )),
+        F("max_lifetime_ms", INT64),
+    ],
+    response=[
+        F("error_code", INT16),
+        F("principal_type", STRING),
+        F("principal_name", STRING),
+        F("token_requester_principal_type", STRING, "3+"),
+        F("token_requester_principal_name", STRING, "3+"),
+        F("issue_timestamp_ms", INT64),
+        F("expiry_timestamp_ms", INT64),
+        F("max_timestamp_ms", INT64),
+        F("token_id", STRING),
+        F("hmac", BYTES),
+        F("throttle_time_ms", INT32),
+    ],
+)
+
+RENEW_DELEGATION_TOKEN = _api(39, "RenewDelegationToken", "1-2", flexible="2+",
+    request=[
+        F("hmac", BYTES),
+        F("renew_period_ms", INT64),
+    ],
+    response=[
+        F("error_code", INT16),
+        F("expiry_timestamp_ms", INT64),
+        F("throttle_time_ms", INT32),
+    ],
+)
+
+EXPIRE_DELEGATION_TOKEN = _api(40, "ExpireDelegationToken", "1-2", flexible="2+",
+    request=[
+        F("hmac", BYTES),
+        F("expiry_time_period_ms", INT64),
+    ],
+    response=[
+        F("error_code", INT16),
+        F("expiry_timestamp_ms", INT64),
+        F("throttle_time_ms", INT32),
+    ],
+)
+
+DESCRIBE_DELEGATION_TOKEN = _api(41, "DescribeDelegationToken", "1-3", flexible="2+",
+    request=[
+        F("owners", Array(
+            F("principal_type", STRING),
+            F("principal_name", STRING),
+        ), nullable="0+"),
+    ],
+    response=[
+        F("error_code", INT16),
+        F("tokens", Array(
+            F("principal_type", STRING),
+            F("principal_name", STRING),
+            F("token_requester_principal_type", STRING, "3+"),
+            F("token_requester_principal_name", STRING, "3+"),
+            F("issue_timestamp", INT64),
+            F("expiry_timestamp", INT64),
+            F("max_timestamp", INT64),
+            F("token_id", STRING),
+            F("hmac", BYTES),
+            F("renewers", Array(
+                F("principal_type", STRING),
+                F("principal_name", STRING),
+            )),
+        )),
+        F("throttle_time_ms", INT32),
+    ],
+)
+
 ALL_APIS: tuple[Api, ...] = tuple(sorted((
     PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR,
     JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS,
     SASL_HANDSHAKE, API_VERSIONS, CREATE_TOPICS, DELETE_TOPICS, INIT_PRODUCER_ID,
     DESCRIBE_CONFIGS, SASL_AUTHENTICATE, CONSUMER_GROUP_DESCRIBE,
     ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN, TXN_OFFSET_COMMIT,
+    CREATE_DELEGATION_TOKEN, RENEW_DELEGATION_TOKEN, EXPIRE_DELEGATION_TOKEN, DESCRIBE_DELEGATION_TOKEN,
 ), key=lambda api: api.api_key))
 """Every declared API, in api-key order."""
 

@@ -234,6 +234,8 @@ def test_api_table():
         24: ("AddPartitionsToTxn", 0, 5, 3), 25: ("AddOffsetsToTxn", 0, 4, 3), 26: ("EndTxn", 0, 5, 3),
         28: ("TxnOffsetCommit", 0, 5, 3),
         32: ("DescribeConfigs", 1, 4, 4), 36: ("SaslAuthenticate", 0, 2, 2), 69: ("ConsumerGroupDescribe", 0, 1, 0),
+        38: ("CreateDelegationToken", 1, 3, 2), 39: ("RenewDelegationToken", 1, 2, 2),
+        40: ("ExpireDelegationToken", 1, 2, 2), 41: ("DescribeDelegationToken", 1, 3, 2),
     }
     assert set(m.BY_KEY) == set(expected)
     for key, (name, low, high, flexible_from) in expected.items():

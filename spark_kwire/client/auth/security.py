@@ -7,7 +7,7 @@ the two hooks to every :class:`~spark_kwire.client.core.connection.BrokerConnect
   ``SASL_SSL``) and completes the handshake, verifying the broker's certificate and host name.
 * ``authenticate(conn, reauthentication=False)``: runs after ApiVersions on a fresh connection, and again when
   the broker's session lifetime runs out (the connection decides when): SaslHandshake v1 and SaslAuthenticate
-  with PLAIN, SCRAM-SHA-256/512, OAUTHBEARER or AWS_MSK_IAM (``SASL_PLAINTEXT`` and ``SASL_SSL``).
+  with PLAIN, SCRAM-SHA-256/512, OAUTHBEARER, AWS_MSK_IAM or GSSAPI (``SASL_PLAINTEXT`` and ``SASL_SSL``).
 
 ``security.protocol`` is ``PLAINTEXT`` (default), ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``; the TLS and SASL
 options are described in their modules. Secrets (passwords, client secrets, tokens, JAAS configs, private keys)

@@ -184,13 +184,23 @@ def test_scram_client_rejects_bad_servers(server_first, server_final, match):
     assert not client.complete
 
 
-@pytest.mark.parametrize("mechanism", ["GSSAPI"])
-def test_unsupported_mechanism_names_the_accepted_ones(mechanism):
+def test_unknown_mechanism_names_the_accepted_ones():
+    with pytest.raises(ConfigError) as info:
+        ClientConfig.from_kafka_options({"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_SSL",
+                                         "sasl.mechanism": "NTLM", "sasl.jaas.config": _jaas("PLAIN")})
+    assert "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, AWS_MSK_IAM, GSSAPI" in str(info.value)
+
+
+def test_gssapi_with_a_password_login_module_names_the_kerberos_one():
+    """GSSAPI (Kafka's default mechanism) with a PLAIN JAAS line: the error says which login module GSSAPI needs,
+    and shows nothing of the line (its password)."""
     config = ClientConfig.from_kafka_options({"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_SSL",
-                                              "sasl.mechanism": mechanism, "sasl.jaas.config": _jaas("PLAIN")})
+                                              "sasl.jaas.config": _jaas("PLAIN")})
     with pytest.raises(ConfigError) as info:
         security_hooks(config)
-    assert "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER" in str(info.value) and mechanism in str(info.value)
+    text = str(info.value)
+    assert "needs a Kerberos login module" in text and "Krb5LoginModule" in text and "set sasl.mechanism" in text
+    assert "PlainLoginModule" in text and PASSWORD not in text
 
 
 def test_jks_and_pkcs12_stores_are_refused_with_conversion_advice(tmp_path, certs):

@@ -5,9 +5,10 @@ returns a :class:`SaslSession` and the client's first message; the session answe
 says it is done. :mod:`.exchange` runs SaslHandshake + SaslAuthenticate with a mechanism on a connection, and
 the connection re-runs it when the broker's session lifetime runs out (KIP-368).
 
-Mechanisms: ``PLAIN`` (:mod:`.plain`), ``SCRAM-SHA-256`` / ``SCRAM-SHA-512`` (:mod:`.scram`) and ``OAUTHBEARER``
-(:mod:`.oauthbearer`, tokens from :mod:`spark_kwire.client.auth.oauth`); ``AWS_MSK_IAM`` is OAUTHBEARER with a token
-signed by the AWS MSK IAM signer.
+Mechanisms: ``PLAIN`` (:mod:`.plain`), ``SCRAM-SHA-256`` / ``SCRAM-SHA-512`` (:mod:`.scram`), ``OAUTHBEARER``
+(:mod:`.oauthbearer`, tokens from :mod:`spark_kwire.client.auth.oauth`) and ``GSSAPI`` (:mod:`.gssapi`, Kerberos
+credentials from :mod:`spark_kwire.client.auth.kerberos`); ``AWS_MSK_IAM`` is OAUTHBEARER with a token signed by the AWS
+MSK IAM signer. :meth:`SaslMechanism.begin` takes the broker's host name (GSSAPI's service principal names it).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from spark_kwire.client.auth.sasl.mechanism import AuthenticationError, SaslMech
 __all__ = ["AuthenticationError", "SaslMechanismError", "SaslMechanism", "SaslSession", "sasl_mechanism",
            "SUPPORTED_SASL_MECHANISMS"]
 
-SUPPORTED_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "AWS_MSK_IAM")
+SUPPORTED_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "AWS_MSK_IAM", "GSSAPI")
 
 
 def sasl_mechanism(config: ClientConfig) -> SaslMechanism:
@@ -37,6 +38,9 @@ def sasl_mechanism(config: ClientConfig) -> SaslMechanism:
         from spark_kwire.client.auth.sasl.oauthbearer import OAuthBearerMechanism
 
         return OAuthBearerMechanism.from_config(config)
-    default = " (Kafka's default when sasl.mechanism is not set)" if name == "GSSAPI" else ""
+    if name == "GSSAPI":
+        from spark_kwire.client.auth.sasl.gssapi import GssapiMechanism
+
+        return GssapiMechanism.from_config(config)
     raise ConfigError("sasl.mechanism", name, ", ".join(SUPPORTED_SASL_MECHANISMS),
-                      reason=f"spark-kwire does not implement {name}{default}; set sasl.mechanism to one it supports")
+                      reason=f"spark-kwire does not implement {name}; set sasl.mechanism to one it supports")

@@ -61,6 +61,8 @@ class UserPasswordMechanism(SaslMechanism):
 
     @property
     def who(self) -> str:
+        if self._credentials.extensions.get("tokenauth") == "true":  # the user name is a delegation token's id
+            return f"delegation token {self.principal!r}"
         return f"user {self.principal!r}"
 
     def __repr__(self) -> str:

@@ -84,7 +84,7 @@ class SaslAuthenticator:
             raise failure(detail, code)
         version = conn.version_for(m.SASL_AUTHENTICATE)
         try:
-            session, message = mech.begin()
+            session, message = mech.begin(conn.host)
         except SaslMechanismError as exc:
             raise failure(str(exc)) from None
         while True:

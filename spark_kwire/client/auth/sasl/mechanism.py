@@ -61,5 +61,7 @@ class SaslMechanism(ABC):
         return repr(self.principal)
 
     @abstractmethod
-    def begin(self) -> tuple[SaslSession, bytes]:
-        """Start an exchange: the session and the client's first message."""
+    def begin(self, host: str) -> tuple[SaslSession, bytes]:
+        """Start an exchange with the broker at `host` (the host name the connection was opened to, which GSSAPI
+        needs for the broker's service principal; the other mechanisms ignore it): the session and the client's
+        first message."""

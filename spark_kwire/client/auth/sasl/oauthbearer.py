@@ -88,7 +88,7 @@ class OAuthBearerMechanism(SaslMechanism):
         """This process's token holder for the credential (shared by every client and connection using it)."""
         return shared_token(self.source.cache_key(), self.source.fetch, self.policy, self.source.description)
 
-    def begin(self) -> tuple[SaslSession, bytes]:
+    def begin(self, host: str) -> tuple[SaslSession, bytes]:
         token = self.shared_token().get()
         extensions = {**self.extensions, **validate_extensions(dict(token.extensions), self.source.description)}
         return _OAuthBearerSession(token), client_first_message(token.value.reveal(), extensions)

@@ -25,6 +25,6 @@ class PlainMechanism(UserPasswordMechanism):
     def from_config(cls, config: ClientConfig) -> "PlainMechanism":
         return cls(user_credentials(config), config)
 
-    def begin(self) -> tuple[SaslSession, bytes]:
+    def begin(self, host: str) -> tuple[SaslSession, bytes]:
         c = self._credentials
         return _PlainSession(), b"\0" + c.username.encode("utf-8") + b"\0" + c.password.reveal().encode("utf-8")

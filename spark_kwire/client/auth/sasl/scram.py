@@ -158,7 +158,7 @@ class ScramMechanism(UserPasswordMechanism):
     def from_config(cls, config: ClientConfig) -> "ScramMechanism":
         return cls(config.sasl_mechanism, user_credentials(config))
 
-    def begin(self) -> tuple[SaslSession, bytes]:
+    def begin(self, host: str) -> tuple[SaslSession, bytes]:
         c = self._credentials
         client = ScramClient(self.name, c.username, c.password, c.extensions)
         return _ScramSession(client), client.first_message()
