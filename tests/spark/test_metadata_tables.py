@@ -412,9 +412,6 @@ def test_lag_of_a_stopped_group_grows_by_exactly_the_records_produced(spark, boo
 
 def test_kwire_stream_committing_to_a_group_shows_its_lag(spark, bootstrap, create_topic, produce, topic_name,
                                                           tmp_path):
-    from spark_kwire.spark.options import STREAM_READ_OPTIONS
-    if "commitOffsetsToGroup" not in STREAM_READ_OPTIONS:
-        pytest.skip("the kwire stream option 'commitOffsetsToGroup' is not implemented yet")
     create_topic(topic_name, partitions=3)
     produce(topic_name, [(None, f"v{i}".encode(), None, None, i % 3) for i in range(21)])
     group = f"{topic_name}-stream"
