@@ -1,0 +1,1 @@
+"""Typed payloads: schema-registry framing and formats (Avro) between Kafka bytes and Arrow columns."""
