@@ -155,7 +155,10 @@ class DecodeProgram:
             if self.layout.nodes[node].kind == K_NULL:
                 return [(D_NULL, node, 0, 0, path)]
             return [(D_PAD, node, 0, 0, path)]
-        if union_shape(union) != "members":
+        shape = union_shape(union)
+        if shape in ("long", "double"):  # spark-avro widens int+long to long, float+double to double
+            return [self._read(plan.inner.writer, Primitive(shape), node, path)]
+        if shape != "members":
             return self._emit(plan.inner, node, depth)
         k = union.non_null.index(branch)
         ops = [(D_RECORD, node, 0, 0, path)]
