@@ -65,11 +65,12 @@ class AvroDecoder:
     """Decodes Confluent-framed Avro into the Arrow type spark-avro gives ``reader_schema``.
 
     ``reader_schema``: Avro schema JSON (text or value) or a parsed schema; ``references``: schema texts
-    defining named types it uses (a registry's schema references)."""
+    defining named types it uses (a registry's schema references); ``time_type``: read ``time-micros`` as
+    Arrow time64 (Spark 4.1+ shows TIME), not int64 (Spark 4.0)."""
 
-    def __init__(self, reader_schema: str | dict | list | Schema, references=()) -> None:
+    def __init__(self, reader_schema: str | dict | list | Schema, references=(), time_type: bool = False) -> None:
         self.reader = reader_schema if isinstance(reader_schema, Schema) else parse_schema(reader_schema, references)
-        self.arrow_field = pa.field("value", arrow_type(self.reader), nullable=True)
+        self.arrow_field = pa.field("value", arrow_type(self.reader, time_type), nullable=True)
         self.layout = Layout(self.arrow_field)
         self.program = DecodeProgram(self.reader, self.layout)
         self._entries: dict[int, int] = {}  # schema id -> entry pc

@@ -9,6 +9,8 @@ Avro -> Spark (-> Arrow):
   union: the null branch makes the type nullable; one other branch -> that type; int+long -> bigint;
   float+double -> double; otherwise a struct of member0..memberN (each nullable), one per non-null branch.
 Nullability as spark-avro marks it: nullable exactly when the Avro type is null or a union holding null.
+From Spark 4.1 on, ``from_avro`` reads ``time-micros`` as TIME(6) rather than bigint: ``time_type=True``
+maps it to Arrow time64[us], which those releases turn into TIME.
 A recursive type cannot be parsed at all (``parser.py``); a decimal over 38 digits is refused here, as
 Spark refuses it.
 """
@@ -29,14 +31,14 @@ _MICROS_LOGICAL = {"timestamp-millis": TIMESTAMP, "timestamp-micros": TIMESTAMP,
                    "local-timestamp-millis": TIMESTAMP_NTZ, "local-timestamp-micros": TIMESTAMP_NTZ}
 
 
-def arrow_type(schema: Schema) -> pa.DataType:
+def arrow_type(schema: Schema, time_type: bool = False) -> pa.DataType:
     """The Arrow type of values of ``schema`` (a struct for a record)."""
-    return arrow_field(schema).type
+    return arrow_field(schema, time_type=time_type).type
 
 
-def arrow_field(schema: Schema, name: str = "value") -> pa.Field:
+def arrow_field(schema: Schema, name: str = "value", time_type: bool = False) -> pa.Field:
     """``schema`` as an Arrow field named ``name``, nullable as spark-avro marks it."""
-    t, nullable = _convert(schema, name)
+    t, nullable = _Converter(time_type).convert(schema, name)
     return pa.field(name, t, nullable=nullable)
 
 
@@ -56,60 +58,67 @@ def union_shape(union: Union) -> str:
     return "members"
 
 
-def _convert(schema: Schema, path: str) -> tuple[pa.DataType, bool]:
-    if isinstance(schema, Primitive):
-        return _primitive(schema, path), schema.type == "null"
-    if isinstance(schema, Fixed):
-        if schema.logical == "decimal":
-            return _decimal(schema.precision, schema.scale, path), False
-        return pa.binary(), False
-    if isinstance(schema, Enum):
-        return pa.string(), False
-    if isinstance(schema, Record):
-        fields = []
-        for f in schema.fields:
-            t, nullable = _convert(f.schema, f"{path}.{f.name}")
-            fields.append(pa.field(f.name, t, nullable=nullable))
-        return pa.struct(fields), False
-    if isinstance(schema, Array):
-        t, nullable = _convert(schema.items, f"{path}[]")
-        return pa.list_(pa.field("element", t, nullable=nullable)), False
-    if isinstance(schema, Map):
-        t, nullable = _convert(schema.values, f"{path}{{}}")
-        return pa.map_(pa.field("key", pa.string(), nullable=False), pa.field("value", t, nullable=nullable)), False
-    assert isinstance(schema, Union)
-    shape = union_shape(schema)
-    nn = schema.non_null
-    if shape == "null":
-        return pa.struct([]), True
-    if shape == "single":
-        t, _ = _convert(nn[0], path)
-        return t, schema.has_null
-    if shape == "long":
-        return pa.int64(), schema.has_null
-    if shape == "double":
-        return pa.float64(), schema.has_null
-    members = [pa.field(f"member{i}", _convert(b, f"{path}.member{i}")[0], nullable=True) for i, b in enumerate(nn)]
-    return pa.struct(members), schema.has_null
+class _Converter:
+    def __init__(self, time_type: bool) -> None:
+        self.time_type = time_type
 
+    def convert(self, schema: Schema, path: str) -> tuple[pa.DataType, bool]:
+        if isinstance(schema, Primitive):
+            return self.primitive(schema, path), schema.type == "null"
+        if isinstance(schema, Fixed):
+            if schema.logical == "decimal":
+                return _decimal(schema.precision, schema.scale, path), False
+            return pa.binary(), False
+        if isinstance(schema, Enum):
+            return pa.string(), False
+        if isinstance(schema, Record):
+            fields = []
+            for f in schema.fields:
+                t, nullable = self.convert(f.schema, f"{path}.{f.name}")
+                fields.append(pa.field(f.name, t, nullable=nullable))
+            return pa.struct(fields), False
+        if isinstance(schema, Array):
+            t, nullable = self.convert(schema.items, f"{path}[]")
+            return pa.list_(pa.field("element", t, nullable=nullable)), False
+        if isinstance(schema, Map):
+            t, nullable = self.convert(schema.values, f"{path}{{}}")
+            value = pa.field("value", t, nullable=nullable)
+            return pa.map_(pa.field("key", pa.string(), nullable=False), value), False
+        assert isinstance(schema, Union)
+        shape = union_shape(schema)
+        nn = schema.non_null
+        if shape == "null":
+            return pa.struct([]), True
+        if shape == "single":
+            t, _ = self.convert(nn[0], path)
+            return t, schema.has_null
+        if shape == "long":
+            return pa.int64(), schema.has_null
+        if shape == "double":
+            return pa.float64(), schema.has_null
+        members = [pa.field(f"member{i}", self.convert(b, f"{path}.member{i}")[0], nullable=True)
+                   for i, b in enumerate(nn)]
+        return pa.struct(members), schema.has_null
 
-def _primitive(schema: Primitive, path: str) -> pa.DataType:
-    kind = schema.type
-    if kind == "null":
-        return pa.null()
-    if kind == "boolean":
-        return pa.bool_()
-    if kind == "int":
-        return pa.date32() if schema.logical == "date" else pa.int32()
-    if kind == "long":
-        return _MICROS_LOGICAL.get(schema.logical, pa.int64())
-    if kind == "float":
-        return pa.float32()
-    if kind == "double":
-        return pa.float64()
-    if kind == "bytes":
-        return _decimal(schema.precision, schema.scale, path) if schema.logical == "decimal" else pa.binary()
-    return pa.string()
+    def primitive(self, schema: Primitive, path: str) -> pa.DataType:
+        kind = schema.type
+        if kind == "null":
+            return pa.null()
+        if kind == "boolean":
+            return pa.bool_()
+        if kind == "int":
+            return pa.date32() if schema.logical == "date" else pa.int32()
+        if kind == "long":
+            if schema.logical == "time-micros" and self.time_type:
+                return pa.time64("us")
+            return _MICROS_LOGICAL.get(schema.logical, pa.int64())
+        if kind == "float":
+            return pa.float32()
+        if kind == "double":
+            return pa.float64()
+        if kind == "bytes":
+            return _decimal(schema.precision, schema.scale, path) if schema.logical == "decimal" else pa.binary()
+        return pa.string()
 
 
 def _decimal(precision: int, scale: int, path: str) -> pa.DataType:

@@ -197,3 +197,13 @@ def values(schema, names: Names | None = None):
         return st.dictionaries(st.text(max_size=8), values(s["values"], names), max_size=4)
     assert k == "record", k
     return st.fixed_dictionaries({f["name"]: values(f["type"], names) for f in s["fields"]})
+
+
+def without_logical_types(schema):
+    """The schema with every logicalType removed: the same binary encoding, for writing data of logical types
+    fastavro refuses (those Avro ignores because they are invalid)."""
+    if isinstance(schema, list):
+        return [without_logical_types(b) for b in schema]
+    if isinstance(schema, dict):
+        return {k: without_logical_types(v) for k, v in schema.items() if k != "logicalType"}
+    return schema
