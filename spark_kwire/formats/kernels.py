@@ -28,6 +28,7 @@ _log = logging.getLogger("spark_kwire.formats")
 
 SOURCES = (
     "spark_kwire.formats.vm.bytes_in",
+    "spark_kwire.formats.vm.bytes_out",
     "spark_kwire.formats.vm.column_writes",
     "spark_kwire.formats.vm.framing_scan",
     "spark_kwire.formats.avro.vm_decode",

@@ -175,8 +175,9 @@ class DecodeProgram:
             other = bodies[1 - null_index]
             if bodies[null_index] == [(D_PAD, node, 0, 0, path)]:
                 return [(D_OPTIONAL, node, null_index, len(other), path)] + other
+        targets = [-1 if body is None else self._sub(body, depth + 1) for body in bodies]
         table = len(self.tables)
-        self.tables.extend(-1 if body is None else self._sub(body, depth + 1) for body in bodies)
+        self.tables.extend(targets)
         return [(D_UNION, table, len(bodies), 0, path)]
 
     def _default(self, field, node: int, depth: int) -> list[Op]:
@@ -214,8 +215,9 @@ class DecodeProgram:
             body = [(D_SKIP_BYTES, 0, 0, 0, path)] + self._skip(w.values, depth + 1, f"{path}{{}}")
             return [(D_SKIP_ARRAY, 0, self._sub(body, depth + 1), 1 + min_bytes(w.values), path)]
         assert isinstance(w, Union)
-        table = len(self.tables)
-        self.tables.extend(self._sub(self._skip(b, depth + 1, path), depth + 1) for b in w.branches)
+        targets = [self._sub(self._skip(b, depth + 1, path), depth + 1) for b in w.branches]
+        table = len(self.tables)  # after the branches' programs, which may add tables of their own
+        self.tables.extend(targets)
         return [(D_UNION, table, len(w.branches), 0, path)]
 
     # ---- running ----

@@ -55,7 +55,10 @@ V1 = {"type": "record", "name": "Customer", "namespace": "shop", "fields": [
     {"name": "id", "type": "long"},
     {"name": "name", "type": "string"},
     {"name": "legacy", "type": ["null", {"type": "record", "name": "Old", "fields": [
-        {"name": "code", "type": "string"}, {"name": "hist", "type": {"type": "array", "items": "int"}}]}]},
+        {"name": "code", "type": "string"}, {"name": "hist", "type": {"type": "array", "items": "int"}},
+        # skipped whole by readers of v2 and v3: unions nested in unions, a map of fixed
+        {"name": "alt", "type": ["null", "string", {"type": "array", "items": ["null", "int", "double"]}]},
+        {"name": "codes", "type": {"type": "map", "values": {"type": "fixed", "name": "Two", "size": 2}}}]}]},
     {"name": "qty", "type": "int"},
     {"name": "price", "type": "float"},
     {"name": "score", "type": "int"},
