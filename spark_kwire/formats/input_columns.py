@@ -18,7 +18,9 @@ from .vm.slots import (K_BINARY, K_BOOL, K_DEC128, K_F32, K_F64, K_I32, K_I64, K
 
 
 def canonical_type(t: pa.DataType) -> pa.DataType:
-    """The type an encoder reads values of ``t`` as (a cast that loses nothing)."""
+    """The type an encoder reads values of ``t`` as (a cast that loses nothing). Every field becomes nullable:
+    Arrow allows placeholders (nulls too) under a null struct even in a non-nullable field, which a cast to a
+    non-nullable field refuses; whether a null may be written is the Avro schema's business, row by row."""
     types = pa.types
     if types.is_int8(t) or types.is_int16(t):
         return pa.int32()
@@ -35,14 +37,13 @@ def canonical_type(t: pa.DataType) -> pa.DataType:
     if types.is_decimal(t) and not types.is_decimal128(t):
         return pa.decimal128(t.precision, t.scale) if t.precision <= 38 else t
     if types.is_struct(t):
-        return pa.struct([pa.field(f.name, canonical_type(f.type), f.nullable) for f in t])
+        return pa.struct([pa.field(f.name, canonical_type(f.type)) for f in t])
     if types.is_map(t):
         return pa.map_(pa.field(t.key_field.name, canonical_type(t.key_type), False),
-                       pa.field(t.item_field.name, canonical_type(t.item_type), t.item_field.nullable))
+                       pa.field(t.item_field.name, canonical_type(t.item_type)))
     if types.is_list(t) or types.is_large_list(t) or types.is_list_view(t) or types.is_large_list_view(t) \
             or types.is_fixed_size_list(t):
-        f = t.value_field
-        return pa.list_(pa.field(f.name, canonical_type(f.type), f.nullable))
+        return pa.list_(pa.field(t.value_field.name, canonical_type(t.value_type)))
     return t
 
 

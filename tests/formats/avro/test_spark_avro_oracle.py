@@ -143,3 +143,79 @@ def test_schema_evolution_as_spark_avro_resolves_it(spark):
         assert ours == expected
 
     check()
+
+
+# ---- writing: the schema spark-avro derives, and the bytes to_avro writes ----
+
+WRITE_SCHEMA_SPARK = (
+    "id bigint not null, b tinyint, s smallint, i int not null, l bigint, f float, d double, ok boolean, "
+    "name string, raw binary, price decimal(12,2), big decimal(38,0), day date, at timestamp, local timestamp_ntz, "
+    "tags array<string>, scores array<double> not null, attrs map<string,int>, "
+    "address struct<street: string, zip: int not null, geo: struct<lat: double, lon: double>, "
+    "amount: decimal(5,1)>, lines array<struct<sku: string, qty: int, cost: decimal(9,3)>>"
+)
+
+
+def write_schema(ddl: str = WRITE_SCHEMA_SPARK):
+    """The Spark schema of the write tests; ``scores`` holds no nulls (DDL cannot say so)."""
+    from pyspark.sql.types import ArrayType, DoubleType, StructField, StructType
+
+    parsed = StructType.fromDDL(ddl)
+    return StructType([StructField(f.name, ArrayType(DoubleType(), containsNull=False), f.nullable)
+                       if f.name == "scores" else f for f in parsed.fields])
+
+
+def test_derived_schema_is_spark_avros(spark):
+    """avro_schema_for(Arrow type of a Spark schema) is what SchemaConverters.toAvroType gives (compared as
+    fastavro parses both: full names, same structure and attributes)."""
+    import fastavro
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    from spark_kwire.formats.avro.spark_types import avro_schema_for
+
+    spark_type = write_schema()
+    jvm = spark._jvm
+    java_type = spark._jsparkSession.parseDataType(spark_type.json())
+    for nullable, name, namespace in ((False, "topLevelRecord", ""), (True, "Order", "com.acme")):
+        theirs = json.loads(jvm.org.apache.spark.sql.avro.SchemaConverters.toAvroType(
+            java_type, nullable, name, namespace).toString())
+        ours = avro_schema_for(to_arrow_type(spark_type, timezone="UTC"), nullable=nullable, record_name=name, namespace=namespace)
+        assert fastavro.parse_schema(ours) == fastavro.parse_schema(theirs)
+
+
+def test_encoded_bytes_are_to_avros(spark):
+    """kwire's encoder and Spark's to_avro write the same bytes for the same rows and schema (no maps here:
+    spark-avro writes a map in its HashMap's order)."""
+    import datetime
+
+    from pyspark.sql.avro.functions import to_avro
+    from pyspark.sql.functions import col, struct
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    from spark_kwire.formats.avro.encoder import AvroEncoder
+    from spark_kwire.formats.avro.spark_types import avro_schema_json
+
+    ddl = WRITE_SCHEMA_SPARK.replace("attrs map<string,int>, ", "")
+    spark_type = write_schema(ddl)
+    utc = datetime.timezone.utc
+    rows = []
+    for i in range(60):
+        rows.append((
+            i * 10**12, (i % 256) - 128, i * 500 - 15000, -i, None if i % 5 == 0 else -(2**62) + i, i / 3,
+            -i / 7, i % 2 == 0, None if i % 4 == 0 else "naïve ✓" * (i % 3), bytes(range(i % 9)),
+            decimal.Decimal(i * 1234567) / 100, decimal.Decimal(-(10**37) + i) if i % 2 else None,
+            datetime.date(1960, 1, 1) + datetime.timedelta(days=i * 400),
+            datetime.datetime(1965, 3, 4, 5, 6, 7, 891011, tzinfo=utc) + datetime.timedelta(days=i * 333),
+            datetime.datetime(2030, 1, 1) - datetime.timedelta(seconds=i * 12345.678),
+            None if i % 6 == 0 else ["a", None, "c"][: i % 4], [float(i)] * (i % 3),
+            None if i % 7 == 0 else ("s", i, (1.5, None), decimal.Decimal(i) / 10),
+            [("x", i, decimal.Decimal("-1.5"))] * (i % 2)))
+    df = spark.createDataFrame(rows, spark_type)
+    schema_text = avro_schema_json(to_arrow_type(spark_type, timezone="UTC"))
+    theirs = [r.v for r in df.select(to_avro(struct(*[col(c) for c in df.columns]), schema_text).alias("v"))
+              .collect()]
+    # the Arrow batches Spark hands a Python data source writer
+    table = pa.Table.from_batches(df._collect_as_arrow())
+    column = pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns], fields=list(table.schema))
+    ours = AvroEncoder(schema_text, 77).encode(column).values.to_pylist()
+    assert [o[5:] for o in ours] == [bytes(t) for t in theirs]
