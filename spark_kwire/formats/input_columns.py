@@ -52,12 +52,21 @@ def _validity(arr: pa.Array) -> np.ndarray | None:
         return None
     if pa.types.is_null(arr.type):
         return np.zeros(len(arr), dtype=np.uint8)
-    bits = np.unpackbits(np.frombuffer(arr.buffers()[0], dtype=np.uint8), bitorder="little")
+    bits = np.unpackbits(_values(arr.buffers()[0], np.uint8, 0, (arr.offset + len(arr) + 7) // 8),
+                         bitorder="little")
     return bits[arr.offset:arr.offset + len(arr)]
 
 
+def _values(buf, dtype, start: int, count: int) -> np.ndarray:
+    """``count`` values of ``dtype`` from element ``start`` of an Arrow buffer (whose size need not be a
+    multiple of the element size)."""
+    if count == 0 or buf is None:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(buf, dtype=dtype, count=start + count)[start:]
+
+
 def _offsets(arr: pa.Array) -> np.ndarray:
-    return np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset:arr.offset + len(arr) + 1]
+    return _values(arr.buffers()[1], np.int32, arr.offset, len(arr) + 1)
 
 
 class InputColumns:
@@ -120,22 +129,19 @@ class InputColumns:
             first = int(offsets[0]) if n else 0
             last = int(offsets[-1]) if n else 0
             s[index, S_BASE] = self._put("a32", offsets - first)
-            data = np.frombuffer(bufs[2], dtype=np.uint8)[first:last] if bufs[2] is not None and last > first \
-                else np.zeros(0, dtype=np.uint8)
+            data = _values(bufs[2], np.uint8, first, last - first)
             s[index, S_DATA_BASE] = self._put("abytes", data)
         elif k == K_BOOL:
-            bits = np.unpackbits(np.frombuffer(bufs[1], dtype=np.uint8), bitorder="little")
+            bits = np.unpackbits(_values(bufs[1], np.uint8, 0, (arr.offset + n + 7) // 8), bitorder="little")
             s[index, S_BASE] = self._put("a8", bits[arr.offset:arr.offset + n])
         elif k in (K_I32, K_F32):
             dtype = np.int32 if k == K_I32 else np.float32
-            s[index, S_BASE] = self._put("a32", np.frombuffer(bufs[1], dtype=dtype)[arr.offset:arr.offset + n]
-                                         .view(np.int32))
+            s[index, S_BASE] = self._put("a32", _values(bufs[1], dtype, arr.offset, n).view(np.int32))
         elif k in (K_I64, K_F64):
             dtype = np.int64 if k == K_I64 else np.float64
-            s[index, S_BASE] = self._put("a64", np.frombuffer(bufs[1], dtype=dtype)[arr.offset:arr.offset + n]
-                                         .view(np.int64))
+            s[index, S_BASE] = self._put("a64", _values(bufs[1], dtype, arr.offset, n).view(np.int64))
         elif k == K_DEC128:
-            s[index, S_BASE] = self._put("a64", np.frombuffer(bufs[1], dtype=np.int64)[2 * arr.offset:2 * (arr.offset + n)])
+            s[index, S_BASE] = self._put("a64", _values(bufs[1], np.int64, 2 * arr.offset, 2 * n))
         else:
             assert k == K_NULL
 
