@@ -43,6 +43,7 @@ test-newest: setup
 # instead of each compiling them on its first task (fast when the cache is already there).
 setup: venv jars wheel
 	$(PY) -c "from spark_kwire.protocol.records import warm_up; warm_up()"
+	$(PY) -c "from spark_kwire.formats.warmup import warm_up; warm_up()"
 
 venv: $(VENV_STAMP)
 $(VENV_STAMP): pyproject.toml
