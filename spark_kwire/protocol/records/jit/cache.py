@@ -124,10 +124,9 @@ def kernel_without_refcounts(fn):
     """:func:`kernel` for kernels that allocate nothing (no array is created inside): compiled without numba's
     reference counting (``_nrt=False``), so the arrays passed from kernel to kernel cost no atomic increments
     and decrements. The interpreter of ``spark_kwire/formats`` passes a dozen arrays per call and ran 10 to
-    20 times faster so. Such a kernel fails to compile if it allocates."""
-    dispatcher = _compile(fn, {"nogil": True, "_nrt": False})
-    _kernels.append(dispatcher)
-    return dispatcher
+    20 times faster so. Such a kernel fails to compile if it allocates. Not listed among the record kernels
+    (``remember_cached`` and ``cached_on_disk`` concern those only)."""
+    return _compile(fn, {"nogil": True, "_nrt": False})
 
 
 def _index_path(dispatcher) -> str:
