@@ -1,5 +1,7 @@
 """Spark itself as the oracle: spark-avro's ``from_avro`` (org.apache.spark:spark-avro_2.13:4.0.0) decodes the
-same payloads (after the 5-byte Confluent header). kwire's Arrow type must convert to the very StructType
+same payloads (after the 5-byte Confluent header). Passes on PySpark 4.3 (the newest) and 4.0.5 (``make
+test-release-4.0.5 RELEASE_TESTS=tests/formats/avro/test_spark_avro_oracle.py``): since Spark 4.0 the Avro
+type mapping lives in spark-sql itself, so each release maps as it does (4.1+: time-micros is TIME). kwire's Arrow type must convert to the very StructType
 ``from_avro`` yields, and its values, handed to Spark, must be the rows ``from_avro`` gives (compared as
 Spark's own JSON of each row)."""
 
@@ -51,9 +53,40 @@ def new_decoder(schema) -> AvroDecoder:
 
 
 def from_arrow_type(t):
-    from pyspark.sql.pandas.types import from_arrow_type as convert
+    """The Spark type of an Arrow type as Spark's Arrow conversion (ArrowUtils) reads it. PySpark's own
+    from_arrow_type agrees from 4.1 on; in 4.0 it drops list and map item nullability and reads timestamps
+    without a time zone as TIMESTAMP (so does not serve as the oracle there)."""
+    import pyspark
 
-    return convert(t)
+    spark_type = _spark_type(t)
+    if tuple(int(x) for x in pyspark.__version__.split(".")[:2]) >= (4, 1):
+        from pyspark.sql.pandas.types import from_arrow_type as convert
+
+        assert convert(t) == spark_type
+    return spark_type
+
+
+def _spark_type(t):
+    from pyspark.sql import types as T
+
+    simple = [(pa.types.is_null, T.NullType), (pa.types.is_boolean, T.BooleanType), (pa.types.is_int32, T.IntegerType),
+              (pa.types.is_int64, T.LongType), (pa.types.is_float32, T.FloatType), (pa.types.is_float64, T.DoubleType),
+              (pa.types.is_string, T.StringType), (pa.types.is_binary, T.BinaryType), (pa.types.is_date32, T.DateType)]
+    for test, spark in simple:
+        if test(t):
+            return spark()
+    if pa.types.is_decimal(t):
+        return T.DecimalType(t.precision, t.scale)
+    if pa.types.is_timestamp(t):
+        return T.TimestampType() if t.tz else T.TimestampNTZType()
+    if pa.types.is_time64(t):
+        return T.TimeType(6)
+    if pa.types.is_list(t):
+        return T.ArrayType(_spark_type(t.value_type), t.value_field.nullable)
+    if pa.types.is_map(t):
+        return T.MapType(_spark_type(t.key_type), _spark_type(t.item_type), t.item_field.nullable)
+    assert pa.types.is_struct(t), t
+    return T.StructType([T.StructField(f.name, _spark_type(f.type), f.nullable) for f in t])
 
 
 def spark_rows(spark, schema_json: str, framed: list[bytes], reader_json: str | None = None):
@@ -165,12 +198,19 @@ def write_schema(ddl: str = WRITE_SCHEMA_SPARK):
                        if f.name == "scores" else f for f in parsed.fields])
 
 
+def to_arrow_type(spark_type):
+    from pyspark.sql.pandas.types import to_arrow_type as convert
+
+    try:
+        return convert(spark_type, timezone="UTC")
+    except TypeError:  # PySpark 4.0: no time zone argument
+        return convert(spark_type)
+
+
 def test_derived_schema_is_spark_avros(spark):
     """avro_schema_for(Arrow type of a Spark schema) is what SchemaConverters.toAvroType gives (compared as
     fastavro parses both: full names, same structure and attributes)."""
     import fastavro
-    from pyspark.sql.pandas.types import to_arrow_type
-
     from spark_kwire.formats.avro.spark_types import avro_schema_for
 
     spark_type = write_schema()
@@ -179,7 +219,7 @@ def test_derived_schema_is_spark_avros(spark):
     for nullable, name, namespace in ((False, "topLevelRecord", ""), (True, "Order", "com.acme")):
         theirs = json.loads(jvm.org.apache.spark.sql.avro.SchemaConverters.toAvroType(
             java_type, nullable, name, namespace).toString())
-        ours = avro_schema_for(to_arrow_type(spark_type, timezone="UTC"), nullable=nullable, record_name=name, namespace=namespace)
+        ours = avro_schema_for(to_arrow_type(spark_type), nullable=nullable, record_name=name, namespace=namespace)
         assert fastavro.parse_schema(ours) == fastavro.parse_schema(theirs)
 
 
@@ -190,8 +230,6 @@ def test_encoded_bytes_are_to_avros(spark):
 
     from pyspark.sql.avro.functions import to_avro
     from pyspark.sql.functions import col, struct
-    from pyspark.sql.pandas.types import to_arrow_type
-
     from spark_kwire.formats.avro.encoder import AvroEncoder
     from spark_kwire.formats.avro.spark_types import avro_schema_json
 
@@ -211,7 +249,7 @@ def test_encoded_bytes_are_to_avros(spark):
             None if i % 7 == 0 else ("s", i, (1.5, None), decimal.Decimal(i) / 10),
             [("x", i, decimal.Decimal("-1.5"))] * (i % 2)))
     df = spark.createDataFrame(rows, spark_type)
-    schema_text = avro_schema_json(to_arrow_type(spark_type, timezone="UTC"))
+    schema_text = avro_schema_json(to_arrow_type(spark_type))
     theirs = [r.v for r in df.select(to_avro(struct(*[col(c) for c in df.columns]), schema_text).alias("v"))
               .collect()]
     # the Arrow batches Spark hands a Python data source writer
