@@ -90,7 +90,8 @@ def main() -> None:
     implementation = "python" if args.python else "numba"
     t = time.perf_counter()
     values = payloads(n)
-    print(f"{n:,} records, {values.nbytes / n:.0f} B on average, written by fastavro in {time.perf_counter() - t:.1f} s")
+    print(f"{n:,} records, {values.nbytes / n:.0f} B on average, written by fastavro in "
+          f"{time.perf_counter() - t:.1f} s")
     raw = values.to_pylist()
 
     with kernels.using(implementation) as k:

@@ -23,7 +23,8 @@ D_ENUM = 16  # a: string node, b: table of (const offset, length) per writer sym
 D_DEC_BYTES = 17  # a: decimal node, b: precision
 D_DEC_FIXED = 18  # a: decimal node, b: size, c: precision
 D_PAD = 19  # a: node -> append a null (and placeholders in its struct subtree)
-D_OPTIONAL = 20  # writer [null, X]: a: node to pad on null, b: index of the null branch, c: instructions to skip on null
+D_OPTIONAL = 20  # writer [null, X]: a: node to pad on null, b: index of the null branch,
+#                   c: instructions to skip on null
 D_UNION = 21  # a: table of branch programs (-1: branch not readable), b: branches
 D_ARRAY = 22  # a: list or map node, b: item program, c: fewest bytes an item takes
 D_SKIP_VARINT = 23
@@ -31,15 +32,13 @@ D_SKIP_FIXED = 24  # a: bytes
 D_SKIP_BYTES = 25
 D_SKIP_ARRAY = 26  # b: item program (skips one item), c: fewest bytes an item takes
 D_DEFAULT = 27  # a: program reading the reader's type, b/c: offset/length of the default's bytes in consts
-D_SCALE_CHECK = 28  # reserved
 
 # ---- encoding: read Arrow columns, write Avro bytes ----
 E_RETURN = 0
 E_STRUCT = 1  # a: struct node: fails when null (an Avro record without null)
 E_BOOL = 2  # a: node
-E_INT = 3  # a: int32 node
+E_INT = 3  # a: int32 node (an Avro int, or long: the same varint)
 E_LONG = 4  # a: int64 node, b: divisor (1, or 1000 to write microseconds as milliseconds, rounding down)
-E_INT_LONG = 5  # a: int32 node written as an Avro long
 E_FLOAT = 6
 E_DOUBLE = 7
 E_FLOAT_DOUBLE = 8
@@ -48,10 +47,9 @@ E_FIXED = 10  # a: binary node, b: size
 E_ENUM = 11  # a: string node, b: table of (const offset, length) per symbol, c: symbols
 E_DEC_BYTES = 12  # a: decimal node
 E_DEC_FIXED = 13  # a: decimal node, b: size
-E_OPTIONAL = 14  # a: node, b: index of the null branch, c: instructions to skip when null; else writes 1 - b
+E_OPTIONAL = 14  # a: node, b: null branch index | (value branch index + 1) << 16 (0: write no index),
+#                   c: instructions to skip when null
 E_CONST = 15  # a/b: offset/length in consts: bytes written as they are (a branch index, a default)
 E_ARRAY = 16  # a: list or map node, b: item program
 E_MEMBERS = 17  # a: union struct node, b: table of (member node, branch index, program) triples, c: members;
 #                 the null branch's index in tables[b + 3c] (-1: none)
-E_NULLABLE_CHECK = 18  # reserved
-E_INT_DATE = 19  # reserved

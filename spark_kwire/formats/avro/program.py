@@ -19,8 +19,8 @@ from .opcodes import (D_ARRAY, D_BOOL, D_BYTES, D_DEC_BYTES, D_DEC_FIXED, D_DEFA
                       D_FLOAT, D_FLOAT_DOUBLE, D_INT, D_INT_DOUBLE, D_INT_FLOAT, D_INT_LONG, D_LONG, D_LONG_DOUBLE,
                       D_LONG_FLOAT, D_NULL, D_OPTIONAL, D_PAD, D_RECORD, D_RETURN, D_SKIP_ARRAY, D_SKIP_BYTES,
                       D_SKIP_FIXED, D_SKIP_VARINT, D_UNION)
-from .resolution import (ArrayPlan, EnumPlan, MapPlan, Plan, Read, ReaderBranchPlan, RecordPlan, Skip,
-                         WriterUnionPlan, resolve)
+from .resolution import (ArrayPlan, EnumPlan, MapPlan, Plan, Read, ReaderBranchPlan, RecordPlan, WriterUnionPlan,
+                         resolve)
 from .spark_types import union_shape
 
 _MILLIS = ("timestamp-millis", "local-timestamp-millis")

@@ -109,8 +109,9 @@ def test_evolution_generated(v1_records, v2_records):
 
 
 def test_nested_record_reused_by_name():
-    schema = {"type": "record", "name": "Pair", "fields": [{"name": "a", "type": INNER}, {"name": "b", "type": "Inner"},
-                                                             {"name": "c", "type": {"type": "array", "items": "Inner"}}]}
+    schema = {"type": "record", "name": "Pair", "fields": [
+        {"name": "a", "type": INNER}, {"name": "b", "type": "Inner"},
+        {"name": "c", "type": {"type": "array", "items": "Inner"}}]}
     r = {"a": {"x": 1, "y": None}, "b": {"x": 2, "y": "z"}, "c": [{"x": 3, "y": "w"}] * 3}
     got = decode_with_kwire(schema, {5: schema}, [frame(5, write(schema, r))])
     assert got.values.to_pylist() == expected(schema, {5: schema}, [(5, write(schema, r))])

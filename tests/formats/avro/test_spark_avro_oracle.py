@@ -1,9 +1,12 @@
 """Spark itself as the oracle: spark-avro's ``from_avro`` (org.apache.spark:spark-avro_2.13:4.0.0) decodes the
-same payloads (after the 5-byte Confluent header). Passes on PySpark 4.3 (the newest) and 4.0.5 (``make
-test-release-4.0.5 RELEASE_TESTS=tests/formats/avro/test_spark_avro_oracle.py``): since Spark 4.0 the Avro
-type mapping lives in spark-sql itself, so each release maps as it does (4.1+: time-micros is TIME). kwire's Arrow type must convert to the very StructType
+same payloads (after the 5-byte Confluent header). kwire's Arrow type must convert to the very StructType
 ``from_avro`` yields, and its values, handed to Spark, must be the rows ``from_avro`` gives (compared as
-Spark's own JSON of each row)."""
+Spark's own JSON of each row). For writing, the derived schema must be ``toAvroType``'s and the bytes
+``to_avro``'s.
+
+Passes on PySpark 4.3 (the newest) and 4.0.5 (``make test-release-4.0.5
+RELEASE_TESTS=tests/formats/avro/test_spark_avro_oracle.py``): since Spark 4.0 the Avro type mapping lives
+in spark-sql itself, so each release maps as it does (4.1+: time-micros is TIME)."""
 
 from __future__ import annotations
 
