@@ -36,6 +36,10 @@ SOURCES = (
 )
 
 
+# modules whose constants the kernels have compiled in
+CONSTANTS = ("spark_kwire.formats.vm.slots", "spark_kwire.formats.vm.codes", "spark_kwire.formats.avro.opcodes")
+
+
 class Kernels(types.SimpleNamespace):
     """The kernels of one implementation, as attributes; ``implementation`` is ``"numba"`` or ``"python"``."""
 
@@ -86,8 +90,7 @@ def _numba() -> Kernels:
             if isinstance(value, types.FunctionType) and id(value) in compiled:
                 setattr(copy, key, compiled[id(value)])
         functions.update({k: getattr(copy, k) for k in copy.KERNELS})
-    _forget_stale_cache(own,
-                        [importlib.util.find_spec(n).origin for n in SOURCES] + [intrinsics.__file__])
+    _forget_stale_cache(own, [importlib.util.find_spec(n).origin for n in SOURCES + CONSTANTS] + [intrinsics.__file__])
     return Kernels(implementation="numba", **functions)
 
 
