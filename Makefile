@@ -43,6 +43,7 @@ test-newest: setup
 # instead of each compiling them on its first task (fast when the cache is already there).
 setup: system-packages venv jars wheel
 	$(PY) -c "from spark_kwire.protocol.records import warm_up; warm_up()"
+	$(PY) -c "from spark_kwire.formats.warmup import warm_up; warm_up()"
 
 # The Debian packages beyond Python, Java and Maven (MIT Kerberos: the tests' KDC, kinit, and the headers PyPI's
 # gssapi compiles against), installed only when missing: see .ci/system-packages.
@@ -59,7 +60,7 @@ $(VENV_STAMP): pyproject.toml | system-packages
 	touch $@
 
 jars: $(JARS_STAMP)
-$(JARS_STAMP): jars/pom.xml jars/kafka/pom.xml jars/spark-kafka/pom.xml
+$(JARS_STAMP): jars/pom.xml jars/kafka/pom.xml jars/spark-kafka/pom.xml jars/spark-avro/pom.xml
 	mvn -q -B -f jars/pom.xml dependency:copy-dependencies
 	touch $@
 

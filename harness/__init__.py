@@ -9,7 +9,7 @@ from harness.kafka_cluster import KafkaCluster, KafkaNode, Listener
 from harness.kerberos import KerberosRealm, kerberized_kafka_cluster
 from harness.oauth_provider import OAuthProvider
 from harness.paths import (REPO_ROOT, KafkaLauncherError, java_command, kafka_lib_dir, run_java_tool,
-                           spark_kafka_connector_jars)
+                           spark_avro_jars, spark_kafka_connector_jars)
 from harness.processes import (descendant_pids, die_with_parent, free_port, identify, kill_processes, port_answers,
                                process_start_time, spawner)
 from harness.schema_registry import SchemaRegistryServer
@@ -20,5 +20,5 @@ __all__ = [
     "REPO_ROOT", "SchemaRegistryServer", "SparkStandaloneCluster", "kerberized_kafka_cluster",
     "TestCertificates", "descendant_pids", "die_with_parent", "free_port", "generate_test_certificates", "identify",
     "java_command", "kafka_lib_dir", "kill_processes", "port_answers", "process_start_time", "proxied_kafka_cluster",
-    "run_java_tool", "spark_kafka_connector_jars", "spawner",
+    "run_java_tool", "spark_avro_jars", "spark_kafka_connector_jars", "spawner",
 ]

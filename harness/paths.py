@@ -1,4 +1,4 @@
-"""Where the harness finds what `make jars` fetched: the Apache Kafka jars and Spark's kafka connector.
+"""Where the harness finds what `make jars` fetched: the Apache Kafka jars, Spark's kafka connector and spark-avro.
 
 The harness lives in the repository (it is not part of the wheel), so paths are relative to the checkout."""
 
@@ -39,6 +39,16 @@ def spark_kafka_connector_jars() -> list[str]:
             raise KafkaLauncherError(f"missing {pattern} in {lib}: run `make jars`")
         found.append(str(matches[-1]))
     return found
+
+
+def spark_avro_jars() -> list[str]:
+    """The jar Spark's ``from_avro`` / ``to_avro`` need on ``spark.jars`` (the Avro oracle in tests; PySpark
+    ships the Avro library itself)."""
+    lib = Path(os.environ.get("KWIRE_SPARK_AVRO_LIB", REPO_ROOT / "jars" / "spark-avro" / "target" / "lib"))
+    matches = sorted(lib.glob("spark-avro_*.jar"))
+    if not matches:
+        raise KafkaLauncherError(f"missing spark-avro_*.jar in {lib}: run `make jars`")
+    return [str(matches[-1])]
 
 
 def java_command(main_class: str, *args: str, heap: str = "256m", system_properties: dict | None = None) -> list[str]:

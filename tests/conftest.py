@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from harness import KafkaCluster, spark_kafka_connector_jars
+from harness import KafkaCluster, spark_avro_jars, spark_kafka_connector_jars
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -86,14 +86,15 @@ def read_stats_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def spark(read_stats_dir):
-    """A local[2] Spark session with Spark's built-in Kafka connector on spark.jars (the batch oracle)."""
+    """A local[2] Spark session with Spark's built-in Kafka connector (the batch oracle) and spark-avro (the
+    oracle of Avro types) on spark.jars."""
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
     session = (
         SparkSession.builder.master("local[2]")
         .appName("kwire-tests")
-        .config("spark.jars", ",".join(spark_kafka_connector_jars()))
+        .config("spark.jars", ",".join(spark_kafka_connector_jars() + spark_avro_jars()))
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "2g")

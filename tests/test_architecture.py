@@ -1,6 +1,7 @@
-"""The package's shape: imports point one way (protocol <- client <- spark), the client's roles import only
-what they build on, no module imports one that imports it back (lazy imports inside functions included), no
-folder of the client holds more than a dozen modules, and no file outgrows ~600 lines.
+"""The package's shape: imports point one way (protocol <- client <- spark; formats beside protocol, at the
+bottom), the client's roles import only what they build on, no module imports one that imports it back (lazy
+imports inside functions included), no folder of the client holds more than a dozen modules, and no file
+outgrows ~600 lines.
 
 The import graph is read from the source with `ast`, so an import inside a function counts as much as
 one at the top of a module."""
@@ -127,7 +128,8 @@ FORBIDDEN = {
     "version": ("spark_kwire.protocol", "spark_kwire.client", "spark_kwire.spark", "spark_kwire.admin", "pyspark"),
     "protocol": ("spark_kwire.formats", "spark_kwire.client", "spark_kwire.spark", "spark_kwire.admin", "pyspark",
                  "socket", "ssl"),
-    # payload formats (Avro, Protobuf, JSON Schema): bytes in, Arrow out, beside the protocol layer
+    # payload formats (Avro, Protobuf, JSON Schema): bytes in, Arrow out; may use the protocol layer's kernels,
+    # never the network or Spark
     "formats": ("spark_kwire.client", "spark_kwire.spark", "spark_kwire.admin", "pyspark", "socket", "ssl"),
     "client": ("spark_kwire.spark", "spark_kwire.admin", "pyspark"),
     "admin": ("spark_kwire.spark", "pyspark"),

@@ -1,0 +1,137 @@
+"""Decoding a column of Confluent-framed Avro values into one Arrow column shaped by a reader schema.
+
+    decoder = AvroDecoder(reader_schema)            # decoder.arrow_type is known before any data
+    frames = parse_confluent(values)                # schema ids and payload positions of every row
+    for schema_id in decoder.missing_schema_ids(frames):
+        decoder.add_writer_schema(schema_id, registry_lookup(schema_id))
+    result = decoder.decode(frames, mode="PERMISSIVE")
+
+Rows written under different writer schemas decode in one pass into the reader's shape (schema
+resolution). FAILFAST raises :class:`DecodeError` for the first bad row (its index, schema id, what was
+wrong, in which field); PERMISSIVE makes bad rows null and reports them in ``result.errors``. A null value
+(a tombstone) is a null row, not an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from .. import kernels as _kernels
+from ..columns import Layout, OutputColumns
+from ..errors import DecodeError
+from ..framing import Frames, parse_confluent, program_index
+from ..vm.codes import E_OK, message
+from .model import Schema
+from .parser import parse_schema
+from .program import DecodeProgram
+from .spark_types import arrow_type
+from .vm_decode import FRAME_WORDS
+
+FAILFAST = "FAILFAST"
+PERMISSIVE = "PERMISSIVE"
+MODES = (FAILFAST, PERMISSIVE)
+
+
+@dataclass
+class DecodeResult:
+    """``values``: the decoded column (the reader's Arrow type; null for null and bad rows). ``errors``: mask
+    of the bad rows (keep their raw bytes from the input with it); ``error_codes`` (``vm.codes``) and
+    :meth:`describe` say why."""
+
+    values: pa.Array
+    errors: np.ndarray  # bool
+    error_codes: np.ndarray  # int32, 0 where fine
+    schema_ids: np.ndarray  # int64, -1 where the framing could not be read
+    _paths: np.ndarray  # int64 pc of the failing instruction, -1 for framing errors
+    _program: DecodeProgram
+
+    @property
+    def error_count(self) -> int:
+        return int(np.count_nonzero(self.errors))
+
+    def describe(self, row: int) -> str:
+        """Why ``row`` failed, with the field it was reading; "" for a good row."""
+        code = int(self.error_codes[row])
+        if code == E_OK:
+            return ""
+        path = self._program.path_at(int(self._paths[row])) if self._paths[row] >= 0 else ""
+        return message(code) + (f" (field {path})" if path else "")
+
+
+class AvroDecoder:
+    """Decodes Confluent-framed Avro into the Arrow type spark-avro gives ``reader_schema``.
+
+    ``reader_schema``: Avro schema JSON (text or value) or a parsed schema; ``references``: schema texts
+    defining named types it uses (a registry's schema references); ``time_type``: read ``time-micros`` as
+    Arrow time64 (Spark 4.1+ shows TIME), not int64 (Spark 4.0)."""
+
+    def __init__(self, reader_schema: str | dict | list | Schema, references=(), time_type: bool = False) -> None:
+        self.reader = reader_schema if isinstance(reader_schema, Schema) else parse_schema(reader_schema, references)
+        self.arrow_field = pa.field("value", arrow_type(self.reader, time_type), nullable=True)
+        self.layout = Layout(self.arrow_field)
+        self.program = DecodeProgram(self.reader, self.layout)
+        self._entries: dict[int, int] = {}  # schema id -> entry pc
+        self._items_hint: dict[int, float] | None = None
+        self._bytes_hint: dict[int, float] | None = None
+
+    @property
+    def arrow_type(self) -> pa.DataType:
+        """The Arrow type of decoded values (a struct for a record schema); nullable."""
+        return self.arrow_field.type
+
+    def add_writer_schema(self, schema_id: int, writer_schema: str | dict | list | Schema, references=()) -> None:
+        """Makes rows framed with ``schema_id`` decodable: resolves their writer schema against the reader
+        (``ResolutionError`` names the field that cannot be read) and adds its program."""
+        if schema_id in self._entries:
+            return
+        writer = writer_schema if isinstance(writer_schema, Schema) else parse_schema(writer_schema, references)
+        self._entries[int(schema_id)] = self.program.add(writer)
+
+    def known_schema_ids(self) -> list[int]:
+        return sorted(self._entries)
+
+    def missing_schema_ids(self, frames: Frames | pa.Array) -> list[int]:
+        """The schema ids framed in the batch that no writer schema was added for."""
+        if not isinstance(frames, Frames):
+            frames = parse_confluent(frames)
+        return [i for i in frames.schema_ids() if i not in self._entries]
+
+    def decode(self, values: Frames | pa.Array | pa.ChunkedArray, mode: str = FAILFAST) -> DecodeResult:
+        """Decodes every row; see the module's docstring for ``mode``."""
+        if mode not in MODES:
+            raise ValueError(f"mode={mode!r}: expected one of {', '.join(MODES)}")
+        frames = values if isinstance(values, Frames) else parse_confluent(values)
+        ids = np.array(sorted(self._entries), dtype=np.int64)
+        entries = np.array([self._entries[i] for i in ids] or [0], dtype=np.int64)
+        which, status = program_index(frames, ids)
+        n = len(frames)
+        code, tables, consts = self.program.arrays()
+        columns = OutputColumns(self.layout, n, self._items_hint, self._bytes_hint, input_bytes=frames.data.size)
+        scratch32 = np.zeros(1, dtype=np.int32)
+        stack = np.zeros((self.program.max_depth + 2, FRAME_WORDS), dtype=np.int64)
+        out = np.zeros(4, dtype=np.int64)
+        err_code = np.zeros(n, dtype=np.int32)
+        err_pc = np.full(n, -1, dtype=np.int64)
+        k = _kernels.current()
+        row = 0
+        stop = mode == FAILFAST
+        with k.quiet():
+            while True:
+                row, outcome = k.decode_rows(code, tables, consts, entries, which, frames.data, frames.start,
+                                             frames.end, status, row, stop, *columns.kernel_args(), stack, out,
+                                             err_code, err_pc, scratch32, scratch32.view(np.float32))
+                if outcome != 1:
+                    break
+                columns.grow(int(out[0]), int(out[1]), int(out[2]), int(row))
+        errors = err_code != E_OK
+        result = DecodeResult(None, errors, err_code, frames.schema_id, err_pc, self.program)
+        if outcome == 2:
+            bad = int(row) - 1
+            raise DecodeError(bad, int(frames.schema_id[bad]), message(int(err_code[bad])),
+                              self.program.path_at(int(err_pc[bad])) if err_pc[bad] >= 0 else "")
+        self._items_hint, self._bytes_hint = columns.usage()
+        result.values = columns.to_arrow(0)
+        return result

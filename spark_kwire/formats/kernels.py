@@ -1,0 +1,178 @@
+"""The format kernels, compiled by numba or run as plain Python: chosen once, at first use.
+
+Each kernel is written once, as plain Python over numpy arrays, in a source module that lists its
+functions in ``KERNELS``. The Python implementation is those modules as imported. The numba one is a second
+copy of each module, its functions compiled with the record kernels' ``@kernel`` (cached on disk, see
+``protocol/records/jit/cache.py``) and its calls between kernels pointed at the compiled versions; two
+helpers become LLVM intrinsics there (``copy_bytes``: memcpy, ``load_u64_le``: one unaligned load). So
+there is one interpreter per format, compiled once per machine, whatever the schemas: a schema becomes a
+program (numpy arrays) that the interpreter runs.
+
+numba is used unless ``KWIRE_NO_NUMBA`` is true or numba cannot be imported, as for the record kernels.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import logging
+import os
+import threading
+import types
+
+import numpy as np
+
+_log = logging.getLogger("spark_kwire.formats")
+
+SOURCES = (
+    "spark_kwire.formats.vm.bytes_in",
+    "spark_kwire.formats.vm.bytes_out",
+    "spark_kwire.formats.vm.column_writes",
+    "spark_kwire.formats.vm.framing_scan",
+    "spark_kwire.formats.avro.vm_decode",
+    "spark_kwire.formats.avro.vm_encode",
+)
+
+
+# modules whose constants the kernels have compiled in
+CONSTANTS = ("spark_kwire.formats.vm.slots", "spark_kwire.formats.vm.codes", "spark_kwire.formats.avro.opcodes")
+
+
+class Kernels(types.SimpleNamespace):
+    """The kernels of one implementation, as attributes; ``implementation`` is ``"numba"`` or ``"python"``."""
+
+    implementation: str
+
+    def quiet(self):
+        """Silences numpy's integer-overflow warnings around calls of the Python kernels (their int64
+        arithmetic wraps on purpose, as compiled code does)."""
+        if self.implementation == "python":
+            return np.errstate(over="ignore")
+        return contextlib.nullcontext()
+
+
+def _python() -> Kernels:
+    functions = {}
+    for name in SOURCES:
+        module = importlib.import_module(name)
+        functions.update({k: getattr(module, k) for k in module.KERNELS})
+    return Kernels(implementation="python", **functions)
+
+
+def _numba() -> Kernels:
+    from ..protocol.records.jit import intrinsics
+    from ..protocol.records.jit.cache import kernel_without_refcounts
+    from ..protocol.records.jit.intrinsics import copy_bytes, load_u64_le
+
+    overrides = {("spark_kwire.formats.vm.bytes_in", "copy_bytes"): copy_bytes,
+                 ("spark_kwire.formats.vm.bytes_in", "load_u64_le"): load_u64_le}
+    compiled = {}  # id of the plain function -> its compiled version
+    own = []  # the dispatchers made here
+    copies = []
+    for name in SOURCES:
+        plain = importlib.import_module(name)
+        spec = importlib.util.find_spec(name)
+        copy = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(copy)
+        for k in copy.KERNELS:
+            fn = overrides.get((name, k))
+            if fn is None:
+                fn = kernel_without_refcounts(getattr(copy, k))
+                own.append(fn)
+            compiled[id(getattr(plain, k))] = fn
+            compiled[id(getattr(copy, k))] = fn
+        copies.append(copy)
+    functions = {}
+    for copy in copies:
+        for key, value in list(vars(copy).items()):
+            if isinstance(value, types.FunctionType) and id(value) in compiled:
+                setattr(copy, key, compiled[id(value)])
+        functions.update({k: getattr(copy, k) for k in copy.KERNELS})
+    _forget_stale_cache(own, [importlib.util.find_spec(n).origin for n in SOURCES + CONSTANTS] + [intrinsics.__file__])
+    return Kernels(implementation="numba", **functions)
+
+
+def _forget_stale_cache(dispatchers: list, files: list[str]) -> None:
+    """numba checks a cached kernel against its own source file only, not against the kernels it calls (whose
+    code it has compiled in): after an edit of ``column_writes.py`` alone, the cached interpreter would
+    still run the old appends. So the kernels' cache is flushed whenever any of their source files changed
+    since it was written (a stamp of their contents sits beside the cache)."""
+    digest = hashlib.sha256()
+    for path in files:
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    stamp = digest.hexdigest()
+    try:
+        marker = os.path.join(dispatchers[0]._cache.cache_path, "spark_kwire-formats-kernels.sources")
+        with open(marker, encoding="utf-8") as f:
+            if f.read().strip() == stamp:
+                return
+    except (AttributeError, IndexError, OSError):
+        pass  # no cache, or no stamp yet
+    for dispatcher in dispatchers:
+        try:
+            dispatcher._cache.flush()
+        except (AttributeError, OSError):
+            pass
+    try:
+        os.makedirs(os.path.dirname(marker), exist_ok=True)
+        with open(marker, "w", encoding="utf-8") as f:
+            f.write(stamp)
+    except (NameError, OSError):
+        pass
+
+
+_lock = threading.Lock()
+_loaded: dict[str, Kernels] = {}
+_chosen: list[str] = []
+WHY = ""
+
+
+def _choose() -> str:
+    global WHY
+    from ..protocol.records.kernels import NO_NUMBA_VARIABLE, numba_refused
+
+    if numba_refused():
+        WHY = f"{NO_NUMBA_VARIABLE} is set"
+        return "python"
+    try:
+        import numba  # noqa: F401
+    except Exception as exc:  # ImportError, or whatever a numba broken against this numpy raises
+        WHY = f"numba cannot be imported ({type(exc).__name__}: {exc})"
+        _log.warning("numba cannot be imported (%s); spark_kwire decodes typed payloads with its pure-Python "
+                     "kernels, many times slower", WHY)
+        return "python"
+    WHY = "numba imported"
+    return "numba"
+
+
+def load(implementation: str) -> Kernels:
+    """The kernels of ``"numba"`` or ``"python"`` (made once per process)."""
+    with _lock:
+        found = _loaded.get(implementation)
+        if found is None:
+            found = _loaded[implementation] = {"numba": _numba, "python": _python}[implementation]()
+        return found
+
+
+def current() -> Kernels:
+    """The kernels calls use now: the implementation chosen at first use, or the one a ``using()`` block names."""
+    if not _chosen:
+        with _lock:
+            if not _chosen:
+                _chosen.append(_choose())
+    return load(_chosen[-1])
+
+
+@contextlib.contextmanager
+def using(implementation: str):
+    """Makes :func:`current` return ``implementation``'s kernels inside the block (tests and benchmarks run
+    both in one process). Not for concurrent use."""
+    current()
+    _chosen.append(implementation)
+    try:
+        yield load(implementation)
+    finally:
+        _chosen.pop()

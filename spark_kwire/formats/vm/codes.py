@@ -1,0 +1,58 @@
+"""Per-record outcome codes the kernels report (never raise), and what each means in words."""
+
+E_OK = 0
+ROW_NULL = -1  # a null value (a tombstone): a null row, not an error
+E_OVERFLOW = 1  # an output region is full: not an error, the caller grows it and resumes at that record
+E_TRUNCATED = 2
+E_BAD_VARINT = 3
+E_BAD_LENGTH = 4
+E_BAD_UNION = 5
+E_UNION_BRANCH = 6
+E_BAD_ENUM = 7
+E_ENUM_SYMBOL = 8
+E_BAD_BOOL = 9
+E_DECIMAL_RANGE = 10
+E_TIMESTAMP_RANGE = 11
+E_TRAILING = 12
+E_BAD_COUNT = 13
+E_DEPTH = 14
+# framing, found before decoding
+E_SHORT = 20
+E_MAGIC = 21
+E_UNKNOWN_SCHEMA = 22
+E_BAD_INDEXES = 23
+# encoding
+E_NULL = 30
+E_FIXED_SIZE = 31
+E_NOT_A_SYMBOL = 32
+E_NO_MEMBER = 33
+E_VALUE_RANGE = 34
+
+MESSAGES = {
+    E_TRUNCATED: "the payload ends inside a value (truncated, or written with another schema)",
+    E_BAD_VARINT: "malformed variable-length integer (too long, or out of the int range)",
+    E_BAD_LENGTH: "negative or oversized length of bytes/string",
+    E_BAD_UNION: "union branch index out of range",
+    E_UNION_BRANCH: "the writer's union branch cannot be read as the reader's type",
+    E_BAD_ENUM: "enum symbol index out of range",
+    E_ENUM_SYMBOL: "the writer's enum symbol is unknown to the reader, whose enum has no default",
+    E_BAD_BOOL: "boolean byte is neither 0 nor 1",
+    E_DECIMAL_RANGE: "decimal value has more digits than its precision",
+    E_TIMESTAMP_RANGE: "timestamp out of the range of microseconds since 1970 in 64 bits",
+    E_TRAILING: "bytes left over after the value (written with another schema?)",
+    E_BAD_COUNT: "array/map block count larger than the bytes left can hold",
+    E_DEPTH: "nesting deeper than the program allows (internal error)",
+    E_SHORT: "value shorter than the 5-byte Confluent header (magic byte, schema id)",
+    E_MAGIC: "first byte is not the Confluent magic byte 0 (not written by a schema-registry serializer?)",
+    E_UNKNOWN_SCHEMA: "schema id unknown to the decoder",
+    E_BAD_INDEXES: "malformed Protobuf message-index list after the Confluent header",
+    E_NULL: "null value where the Avro schema allows none",
+    E_FIXED_SIZE: "binary value of the wrong size for an Avro fixed",
+    E_NOT_A_SYMBOL: "string is not a symbol of the Avro enum",
+    E_NO_MEMBER: "no member of the union struct is set and the Avro union has no null",
+    E_VALUE_RANGE: "value out of the range of the Avro type",
+}
+
+
+def message(code: int) -> str:
+    return MESSAGES.get(int(code), f"error code {int(code)}")
