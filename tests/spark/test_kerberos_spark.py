@@ -153,6 +153,7 @@ def test_a_keytab_with_an_old_key_fails_fast_saying_so(spark, spark_kerberos, gs
     topic = _new_topic(spark_kerberos, gssapi_kafka)
     for text, seconds in _read_and_write_fail(spark, spark_options(gssapi_kafka, keytab_login(spark_kerberos, "rotated")),
                                               topic):
+        print(f"old keytab key: failed in {seconds:.2f} s")
         assert seconds < ERROR_BOUND_S, f"took {seconds:.1f} s: {text[-500:]}"
         assert "the KDC refused the key" in text and spark_kerberos.principal("rotated") in text, text[-2000:]
         assert "export a new keytab" in text.lower()
@@ -165,6 +166,7 @@ def test_an_unknown_principal_fails_fast_saying_so(spark, spark_kerberos, gssapi
     topic = _new_topic(spark_kerberos, gssapi_kafka)
     for text, seconds in _read_and_write_fail(spark, spark_options(gssapi_kafka, keytab_login(spark_kerberos,
                                                                                               "departed")), topic):
+        print(f"unknown principal: failed in {seconds:.2f} s")
         assert seconds < ERROR_BOUND_S, f"took {seconds:.1f} s: {text[-500:]}"
         assert f"the KDC does not know the principal {spark_kerberos.principal('departed')}" in text, text[-2000:]
 
@@ -182,6 +184,7 @@ def test_an_unreachable_kdc_fails_fast_saying_so(spark, spark_kerberos, gssapi_k
     finally:
         rewrite_krb5_conf(spark, spark_kerberos.realm, conf)
     for text, seconds in failures:
+        print(f"unreachable KDC: failed in {seconds:.2f} s")
         assert seconds < ERROR_BOUND_S, f"took {seconds:.1f} s: {text[-500:]}"
         assert "no KDC of the realm answered" in text and dead in text, text[-2000:]
 
@@ -190,6 +193,7 @@ def test_delegation_tokens_on_a_cluster_without_them_fail_at_planning(spark, spa
     topic = _new_topic(spark_kerberos, gssapi_kafka)
     options = {**spark_options(gssapi_kafka, keytab_login(spark_kerberos, "spark-user")), "delegationToken": "true"}
     for text, seconds in _read_and_write_fail(spark, options, topic):
+        print(f"delegation tokens disabled: failed in {seconds:.2f} s")
         assert seconds < ERROR_BOUND_S, f"took {seconds:.1f} s: {text[-500:]}"
         assert "delegationToken=true: the driver could not obtain a Kafka delegation token" in text, text[-2000:]
         assert "DELEGATION_TOKEN_AUTH_DISABLED" in text and "delegation.token.secret.key" in text
@@ -214,3 +218,16 @@ def test_options_that_make_no_sense_are_refused_at_load(spark, options, message)
                                                         **options})
     with pytest.raises(Exception, match=re.escape(message)):
         reader.load()
+
+
+def test_the_example_settings_file_reads_as_spark_options():
+    """conf/client-kerberos.properties with the kafka. prefix, plus the delegation-token options it names."""
+    from harness import REPO_ROOT
+    from spark_kwire.spark.options import ReadOptions, WriteOptions
+
+    lines = (REPO_ROOT / "conf" / "client-kerberos.properties").read_text().splitlines()
+    options = {f"kafka.{k}": v for k, v in (line.split("=", 1) for line in lines if line and not line.startswith("#"))}
+    tokens = dict(line.strip("# ").split("=", 1) for line in lines if line.startswith("#   delegationToken"))
+    assert ReadOptions.parse({**options, "subscribe": "t"}).delegation_token is None
+    assert ReadOptions.parse({**options, "subscribe": "t", **tokens}).delegation_token == "SCRAM-SHA-512"
+    assert WriteOptions.parse({**options, "topic": "t", **tokens}).delegation_token == "SCRAM-SHA-512"
