@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.kerberos import GSSAPI_LISTENER, KerberosRealm
+from harness.kerberos import GSSAPI_LISTENER, GSSAPI_TLS_LISTENER, KerberosRealm
 from spark_kwire.client.auth.kerberos.login import forget_kerberos_logins
 from tests.client.auth.kerberos_fixtures import CLOCKSKEW_S, KRB5_MODULE, KerberosEnv
 
@@ -60,11 +60,14 @@ def cache_login(env: KerberosEnv, name: str, folder: Path) -> str:
            f'principal="{env.principal(name)}";'
 
 
-def spark_options(cluster, jaas: str | None) -> dict:
-    """Spark options for the GSSAPI listener (`jaas` None: no JAAS line, the process's ticket cache)."""
-    options = {"kafka.bootstrap.servers": cluster.bootstrap(GSSAPI_LISTENER),
-               "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "GSSAPI",
+def spark_options(cluster, jaas: str | None, *, ca: Path | None = None) -> dict:
+    """Spark options for the GSSAPI listener (`jaas` None: no JAAS line, the process's ticket cache), or with `ca`
+    (the PEM CA of the brokers' certificates) for its SASL_SSL twin."""
+    options = {"kafka.bootstrap.servers": cluster.bootstrap(GSSAPI_TLS_LISTENER if ca else GSSAPI_LISTENER),
+               "kafka.security.protocol": "SASL_SSL" if ca else "SASL_PLAINTEXT", "kafka.sasl.mechanism": "GSSAPI",
                "kafka.sasl.kerberos.service.name": "kafka"}
+    if ca:
+        options.update({"kafka.ssl.truststore.type": "PEM", "kafka.ssl.truststore.location": str(ca)})
     if jaas is not None:
         options["kafka.sasl.jaas.config"] = jaas
     return options

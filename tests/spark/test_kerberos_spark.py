@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from harness.kerberos import GSSAPI_LISTENER
+from harness import generate_test_certificates
 from harness.processes import free_port
 from spark_kwire.client import Admin, KafkaClient
 from tests.client.auth.kerberos_fixtures import keytab_keys, start_cluster
@@ -28,9 +28,14 @@ ROW_SCHEMA = "key binary, value binary, headers array<struct<key:string,value:bi
 
 
 @pytest.fixture(scope="module")
-def gssapi_kafka(spark_kerberos):
-    """A broker whose SASL listener takes GSSAPI only (no delegation-token secret)."""
-    cluster = start_cluster(spark_kerberos)
+def certs(tmp_path_factory):
+    return generate_test_certificates(tmp_path_factory.mktemp("certs"))
+
+
+@pytest.fixture(scope="module")
+def gssapi_kafka(spark_kerberos, certs):
+    """A broker whose SASL_PLAINTEXT and SASL_SSL listeners take GSSAPI only (no delegation-token secret)."""
+    cluster = start_cluster(spark_kerberos, tls_keystore=certs.broker_keystore)
     yield cluster
     cluster.stop()
 
@@ -77,11 +82,11 @@ def _expected(rows: list[tuple]) -> list:
     return sorted(((p, k, v, tuple(h or ())) for k, v, h, p in rows), key=repr)
 
 
-@pytest.mark.parametrize("login", ["keytab", "ticket cache"])
-def test_kwire_and_builtin_write_and_read_the_same_rows(spark, spark_kerberos, gssapi_kafka, tmp_path, login):
-    jaas = keytab_login(spark_kerberos, "spark-user") if login == "keytab" else \
-        cache_login(spark_kerberos, "spark-user", tmp_path)
-    options = spark_options(gssapi_kafka, jaas)
+@pytest.mark.parametrize("login", ["keytab", "ticket cache", "keytab, SASL_SSL"])
+def test_kwire_and_builtin_write_and_read_the_same_rows(spark, spark_kerberos, gssapi_kafka, certs, tmp_path, login):
+    jaas = cache_login(spark_kerberos, "spark-user", tmp_path) if login == "ticket cache" else \
+        keytab_login(spark_kerberos, "spark-user")
+    options = spark_options(gssapi_kafka, jaas, ca=certs.ca_cert if "SASL_SSL" in login else None)
     topic = _new_topic(spark_kerberos, gssapi_kafka)
     builtin_rows, kwire_rows = _awkward_rows("java"), _awkward_rows("kwire")
     _write(spark, "kafka", builtin_rows, options, topic, "lz4")
