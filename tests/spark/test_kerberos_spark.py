@@ -213,6 +213,8 @@ def test_delegation_tokens_on_a_cluster_without_them_fail_at_planning(spark, spa
     ({"kafka.security.protocol": "SASL_PLAINTEXT",
       "kafka.sasl.jaas.config": "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true keyTab=\"/k\";"},
      "useKeyTab=true needs principal="),
+    ({"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.username": "u", "kafka.sasl.password": "p"},
+     "sasl.username and sasl.password are for PLAIN and SCRAM, but sasl.mechanism is GSSAPI (Kafka's default"),
     ({"kafka.security.protocol": "SASL_PLAINTEXT", "delegationToken": "true", "delegationToken.mechanism": "PLAIN"},
      "'delegationToken.mechanism' must be one of SCRAM-SHA-512, SCRAM-SHA-256"),
     ({"kafka.security.protocol": "SSL", "delegationToken": "true"},

@@ -305,6 +305,10 @@ def test_missing_gssapi_package_is_a_config_error_before_any_connection(kerberos
      r"unknown Kerberos option.*sasl.kerberos.service.name"),
     (f'{KRB5_MODULE} required useKeyTab=true keyTab="/nonexistent/alice.keytab" principal="alice";', {},
      r"keytab /nonexistent/alice.keytab does not exist"),
+    (f'{KRB5_MODULE} required useTicketCache=true;', {"sasl.username": "u", "sasl.password": "pw123"},
+     r"'sasl.username': sasl.username and sasl.password are for PLAIN and SCRAM, but sasl.mechanism is GSSAPI"),
+    (f'{KRB5_MODULE} required useTicketCache=true;', {"sasl.oauthbearer.token.endpoint.url": "https://idp/token"},
+     r"'sasl.oauthbearer.token.endpoint.url': it configures OAUTHBEARER or AWS_MSK_IAM logins"),
 ])
 def test_option_mistakes_are_refused_when_the_client_is_built(kerberos, alice, jaas, extra, match):
     opts = {"bootstrap.servers": "localhost:1", "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI",
