@@ -4,9 +4,9 @@ with it through SCRAM, executors need no Kerberos at all.
 A Spark standalone cluster whose executors run with ``KRB5_CONFIG`` pointing at a file that does not exist (no
 realm, no KDC: any Kerberos login there fails, which the driver checks first with a read that has no
 ``delegationToken``), and a driver (tests/spark/token_job.py, a subprocess with the realm's krb5.conf and a keytab)
-that writes and reads a batch, then runs a stream for longer than a token can live: the brokers give tokens 15 s
-(``delegation.token.expiry.time.ms``), at most 35 s (``.max.lifetime.ms``), drop expired ones every second, and
-make every connection re-authenticate every 8 s, so a token that is not renewed, or not replaced at its maximum
+that writes and reads a batch, then runs a stream for longer than a token can live: the brokers give tokens 30 s
+(``delegation.token.expiry.time.ms``), at most 55 s (``.max.lifetime.ms``), drop expired ones every second, and
+make every connection re-authenticate every 10 s, so a token that is not renewed, or not replaced at its maximum
 lifetime, fails the stream's tasks (checked: with renewal turned off the stream fails). The HMACs of the tokens the brokers list during the run appear in
 none of the driver's output, plans, or executor logs; in what Spark pickles for a task they are masked.
 """
@@ -34,9 +34,9 @@ from spark_kwire.client.consumer.offsets import list_offsets
 from tests.client.auth.kerberos_fixtures import (_fresh_logins, gssapi_options, kerberos, keytab_jaas,  # noqa: F401
                                                  start_cluster)
 
-TOKEN_EXPIRY_MS = 15_000
-TOKEN_MAX_LIFETIME_MS = 35_000
-REAUTH_MS = 8_000
+TOKEN_EXPIRY_MS = 30_000
+TOKEN_MAX_LIFETIME_MS = 55_000
+REAUTH_MS = 10_000
 DRIVER = "spark-driver"
 
 
@@ -108,7 +108,7 @@ def _logs(folder: Path) -> str:
 
 @pytest.mark.timeout(900)
 def test_tasks_use_the_token_and_executors_need_no_kerberos(kerberos, token_kafka, kerberos_less_executors, tmp_path):
-    rows, stream_rows, seconds = 3000, 3000, 45
+    rows, stream_rows, seconds = 3000, 3000, 62
     topic, out_topic = f"token-in-{uuid.uuid4().hex[:8]}", f"token-out-{uuid.uuid4().hex[:8]}"
     with _driver_client(kerberos, token_kafka) as client:
         Admin(client).create_topics([(topic, 3, 1), (out_topic, 2, 1)])

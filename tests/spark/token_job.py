@@ -80,6 +80,9 @@ def main() -> int:
              .config("spark.executor.extraJavaOptions", "-XX:TieredStopAtLevel=1")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
+    # start the executors' Python workers first: on a busy machine that takes long enough to matter to a token
+    # that lives a few seconds (tasks hold the token they were planned with, 25 % of its renewal period at least)
+    spark.sparkContext.parallelize(range(4), 4).map(lambda x: x).collect()
     kerberos = kafka_options(args)
     token = {**kerberos, "delegationToken": "true"}
     result: dict = {}
@@ -125,4 +128,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except Exception as exc:  # the last lines say why, for the test's message
+        print(f"FAILED {type(exc).__name__}: {str(exc)[-3000:]}", flush=True)
+        raise
