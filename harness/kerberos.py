@@ -27,11 +27,13 @@ from pathlib import Path
 from harness.kafka_cluster import KafkaCluster, Listener
 from harness.processes import die_with_parent, free_port, port_answers, spawner
 
-__all__ = ["KerberosRealm", "KerberosError", "kerberized_kafka_cluster", "GSSAPI_LISTENER", "BROKER_HOST"]
+__all__ = ["KerberosRealm", "KerberosError", "kerberized_kafka_cluster", "GSSAPI_LISTENER", "GSSAPI_TLS_LISTENER",
+           "BROKER_HOST"]
 
 START_TIMEOUT_S = 20.0
 BROKER_HOST = "localhost"  # the host of the brokers' service principal, and of their SASL listener
 GSSAPI_LISTENER = "SASL_PLAINTEXT"
+GSSAPI_TLS_LISTENER = "SASL_SSL"
 _TOOLS = ("krb5kdc", "kdb5_util", "kadmin.local", "kinit")
 _SBIN = ("/usr/sbin", "/sbin", "/usr/bin")
 
@@ -241,14 +243,17 @@ def _stop_all_realms() -> None:
 
 def kerberized_kafka_cluster(realm: KerberosRealm, *, nodes: int = 1, reauth_ms: int | None = None,
                              delegation_tokens: bool = False, scram_users: list[tuple[str, str, str]] | None = None,
-                             extra_properties: dict[str, str] | None = None, **kwargs) -> KafkaCluster:
+                             extra_properties: dict[str, str] | None = None, tls_keystore: Path | None = None,
+                             **kwargs) -> KafkaCluster:
     """A (not yet started) `KafkaCluster` whose ``SASL_PLAINTEXT`` listener, advertised as ``localhost``, takes
     GSSAPI from `realm` (service principal ``kafka/localhost@REALM``, keytab exported here).
 
     `reauth_ms` sets ``connections.max.reauth.ms`` (KIP-368). `delegation_tokens` also enables SCRAM-SHA-512 on
     the listener (what token holders authenticate with) and gives the brokers a ``delegation.token.secret.key``;
-    `scram_users` are SCRAM users created at format time. Inter-broker traffic and the Java tools stay on the
-    PLAINTEXT listener every node has, so no ``super.users`` or authorizer is needed.
+    `scram_users` are SCRAM users created at format time. `tls_keystore` (a PEM keystore for ``localhost``, e.g.
+    `generate_test_certificates`' ``broker_keystore``) adds a ``SASL_SSL`` listener taking the same mechanisms over
+    TLS. Inter-broker traffic and the Java tools stay on the PLAINTEXT listener every node has, so no
+    ``super.users`` or authorizer is needed.
     """
     service = f"kafka/{BROKER_HOST}"
     keytab = realm.workdir / "kafka-broker.keytab"
@@ -256,22 +261,26 @@ def kerberized_kafka_cluster(realm: KerberosRealm, *, nodes: int = 1, reauth_ms:
         realm.add_principal(service, keytab=False)
         realm.export_keytab(service, keytab)
     mechanisms = ["GSSAPI"] + (["SCRAM-SHA-512"] if delegation_tokens else [])
-    prefix = f"listener.name.{GSSAPI_LISTENER.lower()}"
-    properties = {
-        "sasl.enabled.mechanisms": ",".join(mechanisms),
-        "sasl.kerberos.service.name": "kafka",
-        f"{prefix}.gssapi.sasl.jaas.config": (
+    listeners = [Listener(GSSAPI_LISTENER, "SASL_PLAINTEXT", host=BROKER_HOST)]
+    if tls_keystore is not None:
+        listeners.append(Listener(GSSAPI_TLS_LISTENER, "SASL_SSL", host=BROKER_HOST))
+    properties = {"sasl.enabled.mechanisms": ",".join(mechanisms), "sasl.kerberos.service.name": "kafka"}
+    for listener in listeners:
+        prefix = f"listener.name.{listener.name.lower()}"
+        properties[f"{prefix}.gssapi.sasl.jaas.config"] = (
             f'com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true '
-            f'keyTab="{keytab}" principal="{realm.principal(service)}";'),
-    }
+            f'keyTab="{keytab}" principal="{realm.principal(service)}";')
+        if delegation_tokens:
+            properties[f"{prefix}.scram-sha-512.sasl.jaas.config"] = \
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+    if tls_keystore is not None:
+        prefix = f"listener.name.{GSSAPI_TLS_LISTENER.lower()}"
+        properties.update({f"{prefix}.ssl.keystore.type": "PEM", f"{prefix}.ssl.keystore.location": str(tls_keystore)})
     if delegation_tokens:
-        properties[f"{prefix}.scram-sha-512.sasl.jaas.config"] = \
-            "org.apache.kafka.common.security.scram.ScramLoginModule required;"
         properties["delegation.token.secret.key"] = secrets.token_hex(24)
     if reauth_ms is not None:
         properties["connections.max.reauth.ms"] = str(reauth_ms)
     properties.update(extra_properties or {})
     system_properties = {"java.security.krb5.conf": str(realm.krb5_conf), **kwargs.pop("system_properties", {})}
-    return KafkaCluster(nodes, listeners=[Listener(GSSAPI_LISTENER, "SASL_PLAINTEXT", host=BROKER_HOST)],
-                        extra_properties=properties, scram_users=scram_users, system_properties=system_properties,
-                        **kwargs)
+    return KafkaCluster(nodes, listeners=listeners, extra_properties=properties, scram_users=scram_users,
+                        system_properties=system_properties, **kwargs)

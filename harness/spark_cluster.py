@@ -22,11 +22,13 @@ class SparkStandaloneCluster:
     it (PR_SET_PDEATHSIG through ``setpriv``, see :class:`_Spawner`), and logs to ``workdir``. ``master_url`` is what a driver passes as its master.
     ``executor_pids()`` lists the executor JVMs the workers launched (``kill_executor`` SIGKILLs one).
     ``stop()`` (also on leaving a ``with`` block and at interpreter exit) kills the daemons, their executors
-    and the executors' Python workers, and deletes ``workdir``.
+    and the executors' Python workers, and deletes ``workdir``. ``env`` adds to (or, with None values, removes
+    from) the environment of the daemons, which their executors and Python workers inherit: e.g.
+    ``{"KRB5_CONFIG": "/nowhere"}`` for executors on hosts without Kerberos.
     """
 
     def __init__(self, workers: int = 2, *, cores: int = 1, memory: str = "1g", daemon_memory: str = "256m",
-                 workdir: str | None = None) -> None:
+                 workdir: str | None = None, env: dict[str, str | None] | None = None) -> None:
         import pyspark
 
         self.spark_home = Path(pyspark.__file__).resolve().parent
@@ -34,6 +36,7 @@ class SparkStandaloneCluster:
         self.cores = cores
         self.memory = memory
         self.daemon_memory = daemon_memory
+        self.extra_env = dict(env or {})
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="kwire-spark-standalone-"))
         self.master_port = free_port()
         self.master_url = f"spark://127.0.0.1:{self.master_port}"
@@ -55,6 +58,11 @@ class SparkStandaloneCluster:
             "SPARK_WORKER_DIR": str(self.workdir / "work"),
             "SPARK_NO_DAEMONIZE": "1",
         })
+        for key, value in self.extra_env.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
         return env
 
     def _daemon(self, name: str, main_class: str, *args: str) -> subprocess.Popen:

@@ -85,7 +85,18 @@ def read_stats_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def spark(read_stats_dir):
+def spark_kerberos_files(tmp_path_factory) -> dict:
+    """KRB5_CONFIG and KRB5CCNAME of the session's Spark. Its Python workers get the environment of its JVM, which
+    is fixed when the session starts, so Spark's Kerberos tests write their realm's krb5.conf and ticket caches at
+    these paths (tests/spark/kerberos_spark_fixtures.py) instead of pointing the variables elsewhere."""
+    folder = tmp_path_factory.mktemp("spark-kerberos")
+    files = {"KRB5_CONFIG": str(folder / "krb5.conf"), "KRB5CCNAME": f"FILE:{folder / 'krb5cc'}"}
+    os.environ.update(files)
+    return files
+
+
+@pytest.fixture(scope="session")
+def spark(read_stats_dir, spark_kerberos_files):
     """A local[2] Spark session with Spark's built-in Kafka connector (the batch oracle) and spark-avro (the
     oracle of Avro types) on spark.jars."""
     from pyspark.sql import SparkSession

@@ -14,6 +14,7 @@ from pyspark.sql import datasource as _api
 from pyspark.sql.datasource import DataSourceReader
 
 from spark_kwire.spark.capabilities import FILTER_PUSHDOWN
+from spark_kwire.spark.delegation import partitions_for_tasks
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.packing import PackedRanges, pack_ranges
 from spark_kwire.spark.range_reading import ReadsPlannedRanges
@@ -76,8 +77,8 @@ class KwireBatchReader(ReadsPlannedRanges, DataSourceReader):
         client = shared_client(self.options.kafka)
         ranges = plan_batch(client, self.options, narrow=self.bounds.narrow(client, self.options.read_committed))
         if self.options.pack_target:
-            return pack_ranges(ranges, client.leader_for, self.options.pack_target)
-        return ranges
+            ranges = pack_ranges(ranges, client.leader_for, self.options.pack_target)
+        return partitions_for_tasks(ranges, self.options)
 
 
 def pushdown_enabled_by_caller() -> bool:

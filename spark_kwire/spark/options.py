@@ -16,6 +16,7 @@ from typing import Mapping
 from spark_kwire.client.admin.cluster_tables import TABLES, NameFilter
 from spark_kwire.client.config import Secret, is_sensitive_key
 from spark_kwire.spark.errors import KwireOptionError
+from spark_kwire.spark.sasl_options import DELEGATION_TOKEN_OPTIONS, check_security_options, parse_delegation_token
 
 EARLIEST = -2
 LATEST = -1
@@ -28,14 +29,14 @@ _READ_COMMON = [
     "subscribe", "subscribePattern", "assign", "failOnDataLoss", "includeHeaders", "minPartitions",
     "startingOffsets", "startingOffsetsByTimestamp", "startingTimestamp", "startingOffsetsByTimestampStrategy",
     "maxRecordsPerPartition", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs",
-    "groupIdPrefix", "maxDecompressedBytes", "packPartitions", "targetRecordsPerPartition",
+    "groupIdPrefix", "maxDecompressedBytes", "packPartitions", "targetRecordsPerPartition", *DELEGATION_TOKEN_OPTIONS,
 ]
 # Accepted by batch reads and ignored with a warning, as Spark's source does (a stream's options can be reused).
 _STREAM_ONLY_IGNORED_IN_BATCH = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"]
 BATCH_READ_OPTIONS = _READ_COMMON + ["endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"] + \
     _STREAM_ONLY_IGNORED_IN_BATCH
 STREAM_READ_OPTIONS = _READ_COMMON + _STREAM_ONLY_IGNORED_IN_BATCH + ["commitOffsetsToGroup", "startingOffsetsGroup"]
-WRITE_OPTIONS = ["topic", "deliveryGuarantee", "transactionalIdPrefix"]
+WRITE_OPTIONS = ["topic", "deliveryGuarantee", "transactionalIdPrefix", *DELEGATION_TOKEN_OPTIONS]
 # What Spark itself puts into a stream writer's options (a reader's and a batch writer's get none).
 _SPARK_INJECTED_STREAM_WRITE = {"checkpointlocation", "queryname"}
 
@@ -142,6 +143,7 @@ def kafka_params(options: Mapping[str, str], *, for_write: bool = False) -> dict
             "Option 'kafka.bootstrap.servers' is required: a comma-separated list of host:port, "
             "e.g. 'broker1:9092,broker2:9092'."
         )
+    check_security_options(params)
     return params
 
 
@@ -373,6 +375,7 @@ class ReadOptions:
     commit_group: str | None = None
     # Records per Spark partition when kwire packs ranges (packing.py); None when it does not pack.
     pack_target: int | None = None
+    delegation_token: str | None = None  # tasks' SCRAM mechanism with delegationToken=true (delegation.py)
 
     @property
     def read_committed(self) -> bool:
@@ -453,6 +456,7 @@ class ReadOptions:
             min_offsets_per_trigger=min_offsets,
             max_trigger_delay_ms=delay_ms,
             commit_group=commit_group.strip() if commit_group else None,
+            delegation_token=parse_delegation_token(opts, kafka),
         )
 
 
@@ -508,6 +512,7 @@ class WriteOptions:
     delivery_guarantee: str = "at-least-once"  # or "exactly-once" (spark/exactly_once.py)
     transactional_id_prefix: str | None = None  # exactly-once only; tasks use <prefix>-<partition id>
     transaction_timeout_ms: int | None = None  # exactly-once only
+    delegation_token: str | None = None  # tasks' SCRAM mechanism with delegationToken=true (delegation.py)
 
     @property
     def exactly_once(self) -> bool:
@@ -529,7 +534,8 @@ class WriteOptions:
 
         guarantee, prefix, timeout_ms = transaction_options(opts, kafka, streaming=streaming)
         return cls(kafka=kafka, topic=topic.strip() if topic else None, delivery_guarantee=guarantee,
-                   transactional_id_prefix=prefix, transaction_timeout_ms=timeout_ms)
+                   transactional_id_prefix=prefix, transaction_timeout_ms=timeout_ms,
+                   delegation_token=parse_delegation_token(opts, kafka))
 
 
 # -- metadata tables: option("metadata", <table>) -------------------------------------------------------------

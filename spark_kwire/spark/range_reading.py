@@ -6,6 +6,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from spark_kwire.spark.delegation import TokenAuthenticated
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.packing import PackedRanges
 from spark_kwire.spark.planner import OffsetRange
@@ -17,10 +18,13 @@ class ReadsPlannedRanges:
 
     options: ReadOptions
 
-    def read(self, partition: OffsetRange | PackedRanges) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: OffsetRange | PackedRanges | TokenAuthenticated) -> Iterator[pa.RecordBatch]:
         # imported here: the reader brings in the record kernels (numba), which only executors need
         from spark_kwire.spark.reader import read_partition
 
-        return read_partition(self.options.kafka, partition, include_headers=self.options.include_headers,
+        kafka = self.options.kafka
+        if isinstance(partition, TokenAuthenticated):  # delegationToken=true: the task logs in with the token
+            kafka, partition = partition.kafka, partition.partition
+        return read_partition(kafka, partition, include_headers=self.options.include_headers,
                               read_committed=self.options.read_committed,
                               fail_on_data_loss=self.options.fail_on_data_loss)

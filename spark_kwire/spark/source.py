@@ -103,7 +103,9 @@ class KwireDataSource(DataSource):
             )
         options = WriteOptions.parse(self.options, streaming=streaming)
         validate_write_schema(schema, options)
-        return options
+        from spark_kwire.spark.delegation import write_options_for_tasks
+
+        return write_options_for_tasks(options)
 
     def writer(self, schema: StructType, overwrite: bool):
         from spark_kwire.spark.writer import KwireBatchWriter

@@ -40,6 +40,7 @@ from spark_kwire.client.errors import UnknownTopicError
 from spark_kwire.client.consumer.offsets import list_offsets
 from spark_kwire.protocol.errors import KwireError
 from spark_kwire.spark.capabilities import READ_LIMIT_API
+from spark_kwire.spark.delegation import partitions_for_tasks
 from spark_kwire.spark.errors import DataLossError, KwireCommitError
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.range_reading import ReadsPlannedRanges
@@ -271,10 +272,12 @@ class KwireStreamReaderBase(ReadsPlannedRanges, DataSourceStreamReader):
                 )
             log.warning("kwire: %s Continuing (failOnDataLoss=false).", message)
         if self.options.pack_target:
-            return pack_ranges(ranges, self._client.leader_for, self.options.pack_target)
-        # Spark's micro-batches cut resolved ranges with KafkaOffsetRangeCalculator alone (empty ones dropped).
-        return calculate_ranges(ranges, min_partitions=self.options.min_partitions,
-                                max_records=self.options.max_records_per_partition)
+            planned = pack_ranges(ranges, self._client.leader_for, self.options.pack_target)
+        else:
+            # Spark's micro-batches cut resolved ranges with KafkaOffsetRangeCalculator alone (empty ones dropped).
+            planned = calculate_ranges(ranges, min_partitions=self.options.min_partitions,
+                                       max_records=self.options.max_records_per_partition)
+        return partitions_for_tasks(planned, self.options)
 
     def commit(self, end: dict) -> None:
         """Spark calls this for batch N-1 only once it has planned batch N, so it never comes for the

@@ -8,6 +8,7 @@ behave as the broker says; requests the broker refuses say why; the HMAC never s
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 import pickle
 import subprocess
@@ -153,3 +154,48 @@ def test_hmac_never_shows(kerberos, token_kafka, caplog):
         assert form.encode() not in pickled
         for text in seen:
             assert form not in text
+
+
+def test_a_held_token_is_shared_renewed_then_replaced(kerberos, token_kafka):
+    """held_delegation_token: one token per cluster and principal; at its refresh time it is renewed (same id and
+    HMAC, later expiry); once renewal cannot extend it (maximum lifetime), or fails, a new token replaces it."""
+    from spark_kwire.client.admin import token_keeper
+
+    token_keeper.forget_delegation_tokens()
+    with _kerberos_client(kerberos, token_kafka, "dana") as dana, \
+            _kerberos_client(kerberos, token_kafka, "dana") as dana_again, \
+            _kerberos_client(kerberos, token_kafka, "erin") as erin:
+        first = token_keeper.held_delegation_token(dana)
+        assert first.owner == "User:dana"
+        assert token_keeper.held_delegation_token(dana_again) is first  # another client, same cluster and principal
+        other = token_keeper.held_delegation_token(erin)
+        assert other.owner == "User:erin" and other.token_id != first.token_id
+        (key,) = [k for k, held in token_keeper._held.items() if held.token is first]
+        lifetime_s = (first.expiry_ms - first.issued_ms) / 1000
+        assert abs(token_keeper._held[key].refresh_at - (first.issued_ms / 1000 + 0.75 * lifetime_s)) < 5
+
+        token_keeper._held[key].refresh_at = 0  # due now: renewed
+        time.sleep(0.05)
+        renewed = token_keeper.held_delegation_token(dana)
+        assert (renewed.token_id, renewed.hmac) == (first.token_id, first.hmac) and renewed.expiry_ms > first.expiry_ms
+        deadline = time.monotonic() + 10  # the brokers learn of the renewal from the metadata log
+        while {t.token_id: t.expiry_ms for t in describe_delegation_tokens(dana, owners=["User:dana"])}.get(
+                first.token_id) != renewed.expiry_ms:
+            assert time.monotonic() < deadline, "the brokers never listed the renewed expiry"
+            time.sleep(0.1)
+
+        held = token_keeper._held[key]  # at its maximum lifetime: renewal cannot extend it, a new token replaces it
+        held.token, held.refresh_at = dataclasses.replace(renewed, expiry_ms=renewed.max_timestamp_ms), 0
+        replaced = token_keeper.held_delegation_token(dana)
+        assert replaced.token_id != first.token_id and replaced.owner == "User:dana"
+
+        expire_delegation_token(dana, replaced)  # renewal fails (the cluster dropped it): a new token again
+        token_keeper._held[key].refresh_at = 0
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:  # wait until the brokers forget the expired token
+            if replaced.token_id not in {t.token_id for t in describe_delegation_tokens(dana, owners=["User:dana"])}:
+                break
+            time.sleep(0.2)
+        again = token_keeper.held_delegation_token(dana)
+        assert again.token_id not in (first.token_id, replaced.token_id)
+    token_keeper.forget_delegation_tokens()

@@ -305,6 +305,10 @@ def test_missing_gssapi_package_is_a_config_error_before_any_connection(kerberos
      r"unknown Kerberos option.*sasl.kerberos.service.name"),
     (f'{KRB5_MODULE} required useKeyTab=true keyTab="/nonexistent/alice.keytab" principal="alice";', {},
      r"keytab /nonexistent/alice.keytab does not exist"),
+    (f'{KRB5_MODULE} required useTicketCache=true;', {"sasl.username": "u", "sasl.password": "pw123"},
+     r"'sasl.username': sasl.username and sasl.password are for PLAIN and SCRAM, but sasl.mechanism is GSSAPI"),
+    (f'{KRB5_MODULE} required useTicketCache=true;', {"sasl.oauthbearer.token.endpoint.url": "https://idp/token"},
+     r"'sasl.oauthbearer.token.endpoint.url': it configures OAUTHBEARER or AWS_MSK_IAM logins"),
 ])
 def test_option_mistakes_are_refused_when_the_client_is_built(kerberos, alice, jaas, extra, match):
     opts = {"bootstrap.servers": "localhost:1", "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI",
@@ -380,3 +384,25 @@ def test_refresh_time_follows_kafkas_rule(lifetime_s, last_login_ago_s, low, hig
         assert low <= at <= high
     # min.time.before.relogin after the last login comes after the 80-85 % point but before expiry: it wins
     assert refresh_time(now, now + 100, now, now, KerberosSettings(min_time_before_relogin_ms=90_000)) - now == 90
+
+
+def test_example_kerberos_settings_file_is_valid():
+    """conf/client-kerberos.properties: the keytab line, and the ticket-cache line it offers instead, read as the
+    Krb5LoginModule options they are; every name is one the client knows."""
+    from harness import REPO_ROOT
+    from spark_kwire.client.auth.kerberos import kerberos_settings
+
+    lines = (REPO_ROOT / "conf" / "client-kerberos.properties").read_text().splitlines()
+    props = dict(line.split("=", 1) for line in lines if line.strip() and not line.startswith("#"))
+    cache_line = next(line[1:] for line in lines if line.startswith("#sasl.jaas.config=") and "useTicketCache" in line)
+    keytab = kerberos_settings(ClientConfig.from_kafka_options(props))
+    assert (keytab.use_keytab, keytab.keytab, keytab.principal, keytab.use_ticket_cache) == \
+        (True, "/etc/security/keytabs/etl.keytab", "etl@EXAMPLE.COM", False)
+    assert keytab.service_name == "kafka" and ClientConfig.from_kafka_options(props).extra == {}
+    cache = kerberos_settings(ClientConfig.from_kafka_options({**props, "sasl.jaas.config": cache_line.split("=", 1)[1]}))
+    assert (cache.use_ticket_cache, cache.ticket_cache, cache.use_keytab) == (True, "/tmp/krb5cc_etl", False)
+    renewal = {line[1:].split("=", 1)[0]: line.split("=", 1)[1] for line in lines
+               if line.startswith("#sasl.kerberos.")}
+    defaults = kerberos_settings(ClientConfig.from_kafka_options({**props, **renewal}))
+    assert (defaults.renew_window_factor, defaults.renew_jitter, defaults.min_time_before_relogin_ms) == \
+        (keytab.renew_window_factor, keytab.renew_jitter, keytab.min_time_before_relogin_ms)

@@ -202,8 +202,25 @@ def _kafka_options(config: ClientConfig) -> dict:
     return values
 
 
+# options of the other mechanisms, which a GSSAPI login would ignore
+_NOT_FOR_GSSAPI = ("sasl.oauthbearer.", "sasl.login.", "sasl.client.callback.handler.class")
+
+
+def _refuse_other_mechanisms(config: ClientConfig) -> None:
+    default = " (Kafka's default when sasl.mechanism is not set)"
+    if config.sasl_username is not None or config.sasl_password is not None:
+        key = "sasl.username" if config.sasl_username is not None else "sasl.password"
+        raise ConfigError(key, Secret(""), reason=f"sasl.username and sasl.password are for PLAIN and SCRAM, but "
+                          f"sasl.mechanism is GSSAPI{default}: set sasl.mechanism, or remove them")
+    for key in config.sasl:
+        if key.startswith(_NOT_FOR_GSSAPI):
+            raise ConfigError(key, Secret(""), reason=f"it configures OAUTHBEARER or AWS_MSK_IAM logins, but "
+                              f"sasl.mechanism is GSSAPI{default}: set sasl.mechanism, or remove it")
+
+
 def kerberos_settings(config: ClientConfig) -> KerberosSettings:
     """The :class:`KerberosSettings` of a ``sasl.mechanism=GSSAPI`` config; a :class:`ConfigError` names what is wrong."""
+    _refuse_other_mechanisms(config)
     values = _kafka_options(config)
     jaas_text = reveal(config.sasl_jaas_config)
     if jaas_text is None or not jaas_text.strip():
