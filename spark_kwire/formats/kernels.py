@@ -36,6 +36,7 @@ SOURCES = (
     "spark_kwire.formats.avro.vm_encode",
     "spark_kwire.formats.protobuf.vm_wire",
     "spark_kwire.formats.protobuf.vm_decode",
+    "spark_kwire.formats.protobuf.vm_fast",
 )
 
 

@@ -64,6 +64,7 @@ class ProtobufDecoder:
         self._entries: dict[int, int] = {}  # schema id -> root of its message tree
         self._tree_array: np.ndarray | None = None
         self._occ_rows = 0
+        self.two_steps_only = False  # tests: decode every record with the two-step path
         self._items_hint: dict[int, float] | None = None
         self._bytes_hint: dict[int, float] | None = None
 
@@ -125,6 +126,7 @@ class ProtobufDecoder:
                 row, outcome = k.pb_decode_rows(msgs, fields, lookup, enums, consts, self._tree_array, entries, which,
                                                 frames.index_offsets, frames.indexes, self.program.root, frames.data,
                                                 frames.start, frames.end, status, row, mode == FAILFAST,
+                                                self.two_steps_only,
                                                 *columns.kernel_args(), occ, slots, stack, gstack, out, err_code,
                                                 err_node, scratch8)
                 if outcome != 1:

@@ -17,9 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..vm.bytes_in import as_i32, read_uvarint
-from ..vm.codes import (E_DEPTH, E_MESSAGE_INDEX, E_MISSING_REQUIRED, E_OK, E_OTHER_MESSAGE, E_OVERFLOW,
-                        E_TRUNCATED, ROW_NULL)
-from ..vm.column_writes import begin, close_list, full, open_list, pad, put_i64, rewind
+from ..vm.codes import E_DEPTH, E_MESSAGE_INDEX, E_MISSING_REQUIRED, E_OK, E_OTHER_MESSAGE, E_OVERFLOW, E_TRUNCATED
+from ..vm.column_writes import begin, close_list, full, open_list, pad, put_i64
 from ..vm.slots import ROOM_SCRATCH, ROOM_VALUES
 from .opcodes import (FL_AUX, FL_AUX2, FL_DEF_A, FL_DEF_B, FL_FLAGS, FL_ITEM, FL_NODE, FL_NUMBER, FL_ONEOF, FL_OP,
                       FL_SUB, FL_WT, FLAG_CLOSED_ENUM, FLAG_DEFAULT, FLAG_EMIT_ZERO, FLAG_IMPLICIT, FLAG_INSTANCE,
@@ -377,37 +376,5 @@ def message_verdict(wtree, root, indexes, first, last):
     return E_OTHER_MESSAGE if wtree[node] == 0 else E_MESSAGE_INDEX
 
 
-def pb_decode_rows(msgs, fields, lookup, enums, consts, wtree, entries, which, index_offsets, indexes, root, data, start,
-                end, status, first_row, stop_on_error, state, pad_nodes, a64, f64, a32, f32, a8, abytes, occ, slots,
-                stack, gstack, out, err_code, err_node, scratch8):
-    """Decodes rows ``first_row..``; (next row, outcome): 0 all done, 1 a region or ``occ`` is full (``out``
-    says which; resume at next row), 2 ``stop_on_error`` stopped after a failed row. Null and failed rows
-    become null rows of the root node (0)."""
-    n = which.shape[0]
-    for row in range(first_row, n):
-        st = status[row]
-        if st == E_OK:
-            code = message_verdict(wtree, entries[which[row]], indexes, index_offsets[row], index_offsets[row + 1])
-            node = np.int64(-1)
-            if code == E_OK:
-                code, node = run_message(msgs, fields, lookup, enums, consts, root, data, start[row], end[row], state,
-                                         pad_nodes, a64, f64, a32, f32, a8, abytes, occ, slots, stack, gstack, out,
-                                         scratch8)
-                if code == E_OK:
-                    continue
-                rewind(state, a32, row)
-                if code == E_OVERFLOW:
-                    return row, 1
-            err_code[row] = code
-            err_node[row] = node
-        elif st != ROW_NULL:
-            err_code[row] = st
-            err_node[row] = -1
-        pad(state, pad_nodes, a64, a32, a8, out, 0)
-        if stop_on_error and st != ROW_NULL:
-            return row + 1, 2
-    return n, 0
-
-
 KERNELS = ("lookup_field", "scan", "put_absent", "emit_wrapped", "emit_element", "emit_single", "push", "run_message",
-           "message_verdict", "pb_decode_rows")
+           "message_verdict")

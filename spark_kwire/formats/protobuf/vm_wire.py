@@ -191,56 +191,76 @@ def put_value(op, utf8, table, node, buf, pos, end, wt, enums, consts, state, a6
     return E_OK if ok else E_OVERFLOW
 
 
-def read_time(buf, occ, head, single, seconds_number, nanos_number, gstack):
-    """(code, microseconds) of a Timestamp or Duration message (its occurrences merged): seconds * 10^6 plus
-    nanos / 1000 rounded toward zero, as spark-protobuf computes it (past 64 bits: E_TIMESTAMP_RANGE)."""
-    seconds = np.int64(0)
-    nanos = np.int64(0)
-    s = head
-    while s >= 0:
-        pos = occ[s, O_POS]
-        end = occ[s, O_END]
-        while pos < end:
-            code, number, wt, pos = read_tag(buf, pos, end)
-            if code != E_OK:
-                return code, np.int64(0)
-            code, vs, pos = span(buf, pos, end, wt, number, gstack)
-            if code != E_OK:
-                return code, np.int64(0)
-            if wt == WT_VARINT:
-                if number == seconds_number:
-                    seconds = raw_value(buf, vs, pos, wt)
-                elif number == nanos_number:
-                    nanos = as_i32(raw_value(buf, vs, pos, wt))
-        if single:
-            break
-        s = occ[s, O_NEXT]
+def time_fields(buf, pos, end, seconds_number, nanos_number, seconds, nanos, gstack):
+    """(code, seconds, nanos) after the fields of one piece ``buf[pos:end]`` of a Timestamp or Duration message
+    (the last value of each wins, as when pieces merge)."""
+    while pos < end:
+        code, number, wt, pos = read_tag(buf, pos, end)
+        if code != E_OK:
+            return code, seconds, nanos
+        code, vs, pos = span(buf, pos, end, wt, number, gstack)
+        if code != E_OK:
+            return code, seconds, nanos
+        if wt == WT_VARINT:
+            if number == seconds_number:
+                seconds = raw_value(buf, vs, pos, wt)
+            elif number == nanos_number:
+                nanos = as_i32(raw_value(buf, vs, pos, wt))
+    return E_OK, seconds, nanos
+
+
+def micros_of(seconds, nanos):
+    """(code, microseconds): seconds * 10^6 plus nanos / 1000 rounded toward zero, as spark-protobuf computes
+    a Timestamp or Duration (past 64 bits: E_TIMESTAMP_RANGE)."""
     if seconds > MAX_SECONDS or seconds < -MAX_SECONDS:
         return E_TIMESTAMP_RANGE, np.int64(0)
     q = (nanos if nanos >= 0 else -nanos) // 1000
     return E_OK, seconds * 1000000 + (q if nanos >= 0 else -q)
 
 
+def read_time(buf, occ, head, single, seconds_number, nanos_number, gstack):
+    """(code, microseconds) of a Timestamp or Duration message whose pieces are the occurrences from ``head``."""
+    seconds = np.int64(0)
+    nanos = np.int64(0)
+    s = head
+    while s >= 0:
+        code, seconds, nanos = time_fields(buf, occ[s, O_POS], occ[s, O_END], seconds_number, nanos_number, seconds,
+                                           nanos, gstack)
+        if code != E_OK:
+            return code, np.int64(0)
+        if single:
+            break
+        s = occ[s, O_NEXT]
+    return micros_of(seconds, nanos)
+
+
+def wrapped_value(buf, pos, end, inner_wt, found, vs_last, ve_last, gstack):
+    """(code, found, start, end) of the last ``value`` (field 1) of one piece of a wrapper message."""
+    while pos < end:
+        code, number, wt, pos = read_tag(buf, pos, end)
+        if code != E_OK:
+            return code, found, vs_last, ve_last
+        code, vs, pos = span(buf, pos, end, wt, number, gstack)
+        if code != E_OK:
+            return code, found, vs_last, ve_last
+        if number == 1 and wt == inner_wt:
+            found = True
+            vs_last = vs
+            ve_last = pos
+    return E_OK, found, vs_last, ve_last
+
+
 def find_wrapped(buf, occ, head, single, inner_wt, gstack):
-    """(code, found, start, end) of the last ``value`` (field 1) of a wrapper message's occurrences."""
+    """(code, found, start, end) of the last ``value`` of a wrapper message's pieces (occurrences from ``head``)."""
     found = False
     vs_last = np.int64(0)
     ve_last = np.int64(0)
     s = head
     while s >= 0:
-        pos = occ[s, O_POS]
-        end = occ[s, O_END]
-        while pos < end:
-            code, number, wt, pos = read_tag(buf, pos, end)
-            if code != E_OK:
-                return code, False, vs_last, ve_last
-            code, vs, pos = span(buf, pos, end, wt, number, gstack)
-            if code != E_OK:
-                return code, False, vs_last, ve_last
-            if number == 1 and wt == inner_wt:
-                found = True
-                vs_last = vs
-                ve_last = pos
+        code, found, vs_last, ve_last = wrapped_value(buf, occ[s, O_POS], occ[s, O_END], inner_wt, found, vs_last,
+                                                      ve_last, gstack)
+        if code != E_OK:
+            return code, found, vs_last, ve_last
         if single:
             break
         s = occ[s, O_NEXT]
@@ -248,4 +268,4 @@ def find_wrapped(buf, occ, head, single, inner_wt, gstack):
 
 
 KERNELS = ("read_tag", "span_plain", "span", "raw_value", "convert", "enum_find", "put_converted", "put_enum_name",
-           "put_len", "put_value", "read_time", "find_wrapped")
+           "put_len", "put_value", "time_fields", "micros_of", "read_time", "wrapped_value", "find_wrapped")
