@@ -37,6 +37,7 @@ SOURCES = (
     "spark_kwire.formats.protobuf.vm_wire",
     "spark_kwire.formats.protobuf.vm_decode",
     "spark_kwire.formats.protobuf.vm_fast",
+    "spark_kwire.formats.protobuf.vm_encode",
 )
 
 

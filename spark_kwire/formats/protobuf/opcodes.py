@@ -69,3 +69,45 @@ WT_LEN = 2
 WT_SGROUP = 3
 WT_EGROUP = 4
 WT_I32 = 5
+
+# ---- encoding: Arrow columns -> Protobuf bytes (encode_program.py, vm_encode.py) ----
+# message rows: EM_NFIELDS, EM_FIELD_BASE (the same as M_NFIELDS, M_FIELD_BASE); field rows:
+EF_OP = 0
+EF_NODE = 1  # the Arrow node (a list or map node when repeated)
+EF_ITEM = 2  # repeated: the item node (a map: its entries node)
+EF_TAG = 3  # the tag of one element (number << 3 | wire type)
+EF_PACKED_TAG = 4  # packed repeated: the tag of the run (wire type 2); -1 when not packed
+EF_FLAGS = 5
+EF_SUB = 6  # message/map: message program; enum names: enum table; wrapper: inner op
+EF_DEFAULT = 7  # a required scalar's value when the Arrow value is null (Spark writes the default)
+EF_AUX = 8  # wrapper: the inner value's tag
+EF_WORDS = 9
+
+EFLAG_REPEATED = 1
+EFLAG_IMPLICIT = 2  # zero values are not written
+EFLAG_REQUIRED = 4
+EFLAG_CLOSED_ENUM = 8  # enum numbers from an int column must be values of the enum
+EFLAG_NULL_DEFAULT = 16  # map entries: a null value is written as the default (a message: the empty message)
+
+EOP_I32 = 1  # int32 column, varint of the sign-extended value (int32, int64, enum numbers)
+EOP_U32 = 2  # int32 column, varint of the 32 bits (uint32)
+EOP_Z32 = 3  # int32 column, zig-zag 32 (sint32)
+EOP_I64 = 4  # int64 column, varint (int64, uint64)
+EOP_Z64 = 5  # int64 column, zig-zag (sint64)
+EOP_I32_Z64 = 6  # int32 column to sint64
+EOP_U32_OF_I64 = 7  # int64 column holding a uint32 (upcast.unsigned.ints): 0 .. 2^32-1
+EOP_U64_OF_DEC = 8  # decimal(20, 0) column holding a uint64: 0 .. 2^64-1
+EOP_BOOL = 9
+EOP_FIXED32 = 10  # int32 or float32 column, 4 bytes
+EOP_FIXED64 = 11  # int64 or float64 column, 8 bytes
+EOP_I32_FIXED64 = 12  # int32 column to fixed64/sfixed64
+EOP_F32_DOUBLE = 13  # float32 column to double
+EOP_BYTES = 14  # string or binary column
+EOP_ENUM_NAME = 15  # string column: the number of the enum value named so
+EOP_MILLIS = 16  # timestamp column to an int64 of milliseconds (spark-protobuf's TimestampType -> LONG)
+EOP_MESSAGE = 17
+EOP_MAP = 18
+EOP_TIMESTAMP = 19  # timestamp column to google.protobuf.Timestamp
+EOP_DURATION = 20  # duration column to google.protobuf.Duration
+EOP_WRAPPER = 21  # a primitive column to its wrapper message (EF_SUB: the inner op, EF_AUX: its tag)
+EOP_EMPTY = 22  # null-typed column: nothing to write
