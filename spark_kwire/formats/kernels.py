@@ -38,6 +38,8 @@ SOURCES = (
     "spark_kwire.formats.protobuf.vm_decode",
     "spark_kwire.formats.protobuf.vm_fast",
     "spark_kwire.formats.protobuf.vm_encode",
+    "spark_kwire.formats.json_schema.vm_text",
+    "spark_kwire.formats.json_schema.vm_decode",
 )
 
 
