@@ -40,6 +40,7 @@ SOURCES = (
     "spark_kwire.formats.protobuf.vm_encode",
     "spark_kwire.formats.json_schema.vm_text",
     "spark_kwire.formats.json_schema.vm_decode",
+    "spark_kwire.formats.json_schema.vm_encode",
 )
 
 

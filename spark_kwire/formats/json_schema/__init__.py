@@ -6,7 +6,10 @@
 """
 
 from .decoder import JsonSchemaDecoder
+from .derive import json_schema_for, json_schema_json
+from .encoder import JsonSchemaEncoder
 from .model import JType, parse_json_schema
 from .spark_types import arrow_type
 
-__all__ = ["JType", "JsonSchemaDecoder", "arrow_type", "parse_json_schema"]
+__all__ = ["JType", "JsonSchemaDecoder", "JsonSchemaEncoder", "arrow_type", "json_schema_for", "json_schema_json",
+           "parse_json_schema"]
