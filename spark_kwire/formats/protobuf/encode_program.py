@@ -63,11 +63,15 @@ class EncodeProgram:
         self._arrays = None
 
     def _enum_table(self, enum) -> int:
-        """[count, then (name offset, name length, number) per value] for looking names up."""
+        """[count, open (1) or closed (0), prefix offset, prefix length, then (name offset, name length, number) per
+        value] for looking names up; an open enum also takes the names kwire reads its unknown numbers as
+        (``UNKNOWN_ENUM_VALUE_<Enum>_<n>``, the prefix)."""
         found = self._enum_tables.get(enum.full_name)
         if found is None:
             found = self._enum_tables[enum.full_name] = len(self.enums)
-            self.enums.append(len(enum.values))
+            prefix = f"UNKNOWN_ENUM_VALUE_{enum.name}_".encode()
+            self.enums += [len(enum.values), 0 if enum.closed else 1, len(self.consts), len(prefix)]
+            self.consts += prefix
             for name, number in enum.values:
                 data = name.encode("utf-8")
                 self.enums += [len(self.consts), len(data), number]

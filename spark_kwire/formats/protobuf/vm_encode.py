@@ -48,11 +48,15 @@ def number_of(op, node, idx, state, a64, a32, a8):
     return a64[base + idx]
 
 
+ENUM_HEAD = 4  # count, open, prefix offset, prefix length
+
+
 def enum_number(enums, consts, table, abytes, start, n):
-    """The number of the enum value named ``abytes[start:start+n]``; (found, number)."""
+    """The number of the enum value named ``abytes[start:start+n]``; (found, number). An open enum also takes
+    ``UNKNOWN_ENUM_VALUE_<Enum>_<n>``, the name its unknown numbers are read as."""
     count = enums[table]
     for k in range(count):
-        q = table + 1 + 3 * k
+        q = table + ENUM_HEAD + 3 * k
         if enums[q + 1] == n:
             same = True
             off = enums[q]
@@ -62,12 +66,35 @@ def enum_number(enums, consts, table, abytes, start, n):
                     break
             if same:
                 return True, enums[q + 2]
-    return False, np.int64(0)
+    plen = enums[table + 3]
+    if enums[table + 1] == 0 or n <= plen or n > plen + 11:
+        return False, np.int64(0)
+    off = enums[table + 2]
+    for j in range(plen):
+        if abytes[start + j] != consts[off + j]:
+            return False, np.int64(0)
+    p = start + plen
+    negative = abytes[p] == 45
+    if negative:
+        p += 1
+    if p >= start + n:
+        return False, np.int64(0)
+    v = np.int64(0)
+    while p < start + n:
+        d = np.int64(abytes[p]) - 48
+        if d < 0 or d > 9:
+            return False, np.int64(0)
+        v = v * 10 + d
+        p += 1
+    v = -v if negative else v
+    if v < -2147483648 or v > 2147483647:
+        return False, np.int64(0)
+    return True, v
 
 
 def enum_has(enums, table, number):
     for k in range(enums[table]):
-        if enums[table + 1 + 3 * k + 2] == number:
+        if enums[table + ENUM_HEAD + 3 * k + 2] == number:
             return True
     return False
 

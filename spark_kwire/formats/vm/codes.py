@@ -67,9 +67,9 @@ MESSAGES = {
     E_OTHER_MESSAGE: "the row holds another message type than the one read (its message indexes name another "
                      "message of the writer's schema)",
     E_MESSAGE_INDEX: "the row's message indexes name no message of the writer's schema",
-    E_NULL: "null value where the Avro schema allows none",
+    E_NULL: "null value where the schema allows none",
     E_FIXED_SIZE: "binary value of the wrong size for an Avro fixed",
-    E_NOT_A_SYMBOL: "string is not a symbol of the Avro enum",
+    E_NOT_A_SYMBOL: "string is not a symbol of the enum",
     E_NO_MEMBER: "no member of the union struct is set and the Avro union has no null",
     E_VALUE_RANGE: "value out of the range of the written type",
     E_JSON_SYNTAX: "malformed JSON",

@@ -109,11 +109,16 @@ def test_options_and_comments_are_skipped():
     text = '''// leading
 syntax = "proto3"; /* block */
 package a.b;
-option java_package = "x.y"; option (my.custom) = { a: 1 b: [1, 2] };
+option java_package = "x.y"; option (custom) = { a: 1 b: [1, 2] };
 import public "google/protobuf/empty.proto";
+import "google/protobuf/descriptor.proto";
+message Custom { int32 a = 1; repeated int32 b = 2; }
+extend google.protobuf.FileOptions { Custom custom = 50001; }
+extend google.protobuf.FieldOptions { string field_opt = 50002; }
+extend google.protobuf.OneofOptions { int32 x = 50003; }
 message M {
   option deprecated = true;
-  int32 a = 1 [deprecated = true, (custom.field) = "z", json_name = "A"];
+  int32 a = 1 [deprecated = true, (a.b.field_opt) = "z", json_name = "A"];
   reserved 2, 5 to 9; reserved "old";
   oneof o { option (x) = 1; string s = 10; }
   enum E { option allow_alias = true; Z = 0; Y = 0 [deprecated = true]; reserved 3; }
