@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..columns import Layout
 from ..errors import TypeMismatchError
@@ -90,7 +91,9 @@ class JsonEncodeProgram:
         types = pa.types
         kind = schema.kind
         if kind == JSON:
-            return self._generic(node, path, depth, raw_strings=True)
+            index = self._generic(node, path, depth, raw_strings=True)
+            self.vals[index][EV_NULLABLE] = int(schema.nullable)  # null only where the schema allows it
+            return index
         if kind == OBJECT:
             if not types.is_struct(t):
                 self._mismatch(t, schema, path)
@@ -222,6 +225,8 @@ class JsonEncodeProgram:
             else:
                 values = pa.array(columns.a64[start:start + n])
             text = values.cast(pa.string())
+            if kind in (K_F64, K_F32):  # Arrow prints -0.0 as -0, which JSON readers take for the integer 0
+                text = pc.if_else(pc.equal(text, "-0"), "-0.0", text)
             raw = np.frombuffer(text.buffers()[2], dtype=np.uint8) if n else np.zeros(0, dtype=np.uint8)
             local = np.frombuffer(text.buffers()[1], dtype=np.int32, count=n + 1).astype(np.int64) if n else \
                 np.zeros(1, dtype=np.int64)

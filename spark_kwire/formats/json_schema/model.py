@@ -155,7 +155,7 @@ class _Reader:
                     return inner
                 if len(options) == 1:
                     return self.read(options[0], document, path)
-                return JType(JSON, nullable=True)
+                return JType(JSON, nullable=len(others) < len(options) or any(_allows_null(o) for o in others))
         if isinstance(node.get("allOf"), list):
             return self._all_of(node, document, path)
         if "const" in node or isinstance(node.get("enum"), list):
@@ -176,7 +176,7 @@ class _Reader:
         if sorted(names) == ["integer", "number"]:
             names = ["number"]
         if len(names) > 1:
-            return JType(JSON, nullable=True)
+            return JType(JSON, nullable=nullable)
         kind = names[0]
         if kind == "object":
             t = self._object(node, document, path)
@@ -221,7 +221,7 @@ class _Reader:
         if len(parts) == 1:
             return parts[0]
         if len(objects) != len(parts):
-            return JType(JSON, nullable=True)
+            return JType(JSON, nullable=all(p.nullable for p in parts))
         merged = JType(OBJECT, nullable=all(p.nullable for p in parts))
         seen: dict[str, int] = {}
         for p in objects:
@@ -233,6 +233,16 @@ class _Reader:
                     seen[name] = len(merged.properties)
                     merged.properties.append((name, sub))
         return merged
+
+
+def _allows_null(node) -> bool:
+    if node is True or node == {}:
+        return True
+    if not isinstance(node, Mapping):
+        return False
+    kinds = node.get("type")
+    return kinds == "null" or (isinstance(kinds, list) and "null" in kinds) or (
+        isinstance(node.get("enum"), list) and None in node["enum"])
 
 
 def _enum_type(values: list) -> JType:
@@ -248,7 +258,7 @@ def _enum_type(values: list) -> JType:
         return JType(INTEGER, nullable=nullable)
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         return JType(NUMBER, nullable=nullable)
-    return JType(JSON, nullable=True)
+    return JType(JSON, nullable=nullable)
 
 
 def _reference_map(references) -> dict[str, object]:

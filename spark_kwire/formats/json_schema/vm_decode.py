@@ -84,7 +84,7 @@ def undo_subtree(state, a32, node, end_node, deferred, counters, first_deferred)
 
 
 def base64_decode(buf, s, n, out):
-    """(ok, length) of the standard base64 text ``buf[s:s+n]`` (padding optional) decoded into ``out`` (which may
+    """(ok, length) of the standard base64 text ``buf[s:s+n]`` (RFC 4648: padded) decoded into ``out`` (which may
     be ``buf`` itself: the bytes are written behind the text being read)."""
     w = np.int64(0)
     acc = np.int64(0)
@@ -92,7 +92,7 @@ def base64_decode(buf, s, n, out):
     end = s + n
     while end > s and buf[end - 1] == 61:
         end -= 1
-    if (end - s) % 4 == 1 or s + n - end > 2:
+    if n % 4 != 0 or s + n - end > 2:
         return False, w
     for p in range(s, end):
         c = np.int64(buf[p])
