@@ -38,6 +38,7 @@ SOURCES = (
     "spark_kwire.formats.protobuf.vm_decode",
     "spark_kwire.formats.protobuf.vm_fast",
     "spark_kwire.formats.protobuf.vm_encode",
+    "spark_kwire.formats.json_schema.vm_float",
     "spark_kwire.formats.json_schema.vm_text",
     "spark_kwire.formats.json_schema.vm_decode",
     "spark_kwire.formats.json_schema.vm_encode",

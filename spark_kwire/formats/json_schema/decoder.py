@@ -79,7 +79,7 @@ class JsonSchemaDecoder:
         slots = np.zeros(len(self.program.props) + 1, dtype=np.int64)
         stack = np.zeros((self.program.depth + 2, JSON_FRAME_WORDS), dtype=np.int64)
         bstack = np.zeros(_MAX_DEPTH, dtype=np.int64)
-        deferred = np.zeros((64, 4), dtype=np.int64)
+        deferred = np.zeros((64 + n // 16, 4), dtype=np.int64)
         counters = np.zeros(2, dtype=np.int64)
         scratch8 = np.zeros(longest + 64, dtype=np.uint8)
         out = np.zeros(4, dtype=np.int64)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..vm.codes import E_BAD_UTF8, E_JSON_DATE, E_JSON_DEPTH, E_JSON_NUMBER, E_JSON_SYNTAX, E_NOT_AN_INTEGER, E_OK
 from ..vm.utf8 import valid_utf8
+from .vm_float import bits_to_double, eisel_lemire
 
 _POW10_DOUBLE = np.array([10.0**i for i in range(23)], dtype=np.float64)
 MAX_SAFE = np.int64(1) << 53
@@ -229,20 +230,22 @@ def number_as_long(neg, mant, digits, frac, exp):
 
 
 def number_as_double(neg, mant, digits, frac, exp):
-    """(exact, value): the double of a scanned number when it can be computed exactly here (a short mantissa and
-    a small power of ten, Clinger's fast path); else exact is False and Python's float() reads the text."""
-    if digits < 0 or mant <= -MAX_SAFE:
+    """(exact, value): the double nearest to a scanned number: Clinger's fast path (a short mantissa, a small power
+    of ten: one exact operation), else Eisel-Lemire; exact is False only when the mantissa has more than 19
+    digits or Eisel-Lemire cannot decide, and then Python's float() reads the text."""
+    if digits < 0:
         return False, 0.0
     if mant == 0:
         return True, -0.0 if neg else 0.0
     e = exp - frac
-    v = np.float64(-mant)
-    if 0 <= e <= 22:
-        v = v * _POW10_DOUBLE[e]
-    elif -22 <= e < 0:
-        v = v / _POW10_DOUBLE[-e]
-    else:
+    if mant > -MAX_SAFE and -22 <= e <= 22:
+        v = np.float64(-mant)
+        v = v * _POW10_DOUBLE[e] if e >= 0 else v / _POW10_DOUBLE[-e]
+        return True, -v if neg else v
+    ok, bits = eisel_lemire(np.uint64(-(mant + 1)) + np.uint64(1), e)
+    if not ok:
         return False, 0.0
+    v = bits_to_double(bits)
     return True, -v if neg else v
 
 

@@ -22,9 +22,9 @@ from ..vm.slots import K_BINARY, ROOM_VALUES, S_BASE, S_DATA_LEN, S_KIND, S_LEN
 from ..vm.utf8 import valid_utf8
 from .opcodes import (FL_AUX, FL_AUX2, FL_FLAGS, FL_ITEM, FL_NODE, FL_ONEOF, FL_OP, FL_SUB, FL_WT, FLAG_CLOSED_ENUM,
                       FLAG_IMPLICIT, FLAG_INSTANCE, FLAG_PACKABLE, FLAG_REPEATED, FLAG_REQUIRED, FLAG_UTF8,
-                      M_FIELD_BASE, M_NFIELDS, M_NODE, M_NONEOF, OP_BYTES, OP_DURATION, OP_FIXED32, OP_FIXED64,
-                      OP_INT32, OP_INT64, OP_MAP, OP_MESSAGE, OP_STRING, OP_TIMESTAMP, OP_WRAPPER, WT_LEN,
-                      WT_VARINT)
+                      M_FIELD_BASE, M_LOOKUP_BASE, M_LOOKUP_LEN, M_NFIELDS, M_NODE, M_NONEOF, OP_BYTES, OP_DURATION,
+                      OP_FIXED32, OP_FIXED64, OP_INT32, OP_INT64, OP_MAP, OP_MESSAGE, OP_STRING, OP_TIMESTAMP,
+                      OP_WRAPPER, WT_LEN, WT_VARINT)
 from .vm_decode import emit_element, emit_single, emit_wrapped, lookup_field, message_verdict, run_message
 from .vm_wire import O_END, O_NEXT, O_POS, O_WT, convert, enum_find, put_value, read_tag, read_time, span
 
@@ -84,21 +84,41 @@ def fast_message(msgs, fields, lookup, enums, consts, root, data, start, end, st
         if stack[top, Q_CURSOR] < 0:
             pos = stack[top, Q_POS]
             stop_at = stack[top, Q_END]
+            dense_base = msgs[m, M_LOOKUP_BASE]
+            dense_len = msgs[m, M_LOOKUP_LEN]
             while pos < stop_at:
-                code, number, wt, pos = read_tag(data, pos, stop_at)
-                if code != E_OK:
-                    return code, msgs[m, M_NODE]
+                b = np.int64(data[pos])
+                if 8 <= b < 0x80:  # a one-byte tag (fields 1 to 15), the usual case, read here
+                    number = b >> 3
+                    wt = b & 7
+                    pos += 1
+                else:
+                    code, number, wt, pos = read_tag(data, pos, stop_at)
+                    if code != E_OK:
+                        return code, msgs[m, M_NODE]
                 v = np.int64(0)
+                vs = pos
                 if wt == WT_VARINT:  # read once: its value is what most fields need
-                    vs = pos
-                    v, pos = read_uvarint(data, pos, stop_at)
-                    if pos < 0:
-                        return (E_TRUNCATED if pos == -1 else E_BAD_VARINT), msgs[m, M_NODE]
+                    if pos < stop_at and data[pos] < 0x80:
+                        v = np.int64(data[pos])
+                        pos += 1
+                    else:
+                        v, pos = read_uvarint(data, pos, stop_at)
+                        if pos < 0:
+                            return (E_TRUNCATED if pos == -1 else E_BAD_VARINT), msgs[m, M_NODE]
+                elif wt == WT_LEN and pos < stop_at and data[pos] < 0x80:
+                    vs = pos + 1
+                    pos = vs + np.int64(data[pos])
+                    if pos > stop_at:
+                        return E_TRUNCATED, msgs[m, M_NODE]
                 else:
                     code, vs, pos = span(data, pos, stop_at, wt, number, gstack)
                     if code != E_OK:
                         return code, msgs[m, M_NODE]
-                i = lookup_field(msgs, lookup, m, number)
+                if number < dense_len:
+                    i = lookup[dense_base + number]
+                else:
+                    i = lookup_field(msgs, lookup, m, number)
                 if i < 0:
                     continue
                 f = fb + i

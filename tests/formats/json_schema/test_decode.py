@@ -144,3 +144,19 @@ def test_mutated_payloads_never_crash_and_agree_with_json_loads():
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")
+
+
+@pytest.mark.parametrize("text", [
+    "2.2250738585072011e-308", "2.2250738585072012e-308", "4.9e-324", "2.4703282292062327e-324", "1e-400", "1e400",
+    "-0.0", "9007199254740993", "0.1000000000000000055511151231257827021181583404541015625",
+    "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953"
+    "514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236"
+    "90322294816580855933212334827479782620414472316873817718091929988125040402618412485836.8",
+    "7.006492321624085e-46", "123456789012345678901234567890e-20",
+])
+def test_hard_doubles(text):
+    """Near the smallest normal and subnormal doubles, halfway cases, long mantissas (handed to Python's float),
+    overflow and underflow: the nearest double, as float() rounds it."""
+    got = decoder().decode(pa.array([frame(1, '{"id": 1, "score": %s}' % text)])).values.to_pylist()[0]["score"]
+    expected = float(text)
+    assert got == expected and str(got) == str(expected)
