@@ -187,7 +187,7 @@ def kwire_time(name: str, schema, values: pa.Array, runs: int) -> tuple[float, l
 
 
 def report(n: int, label: str, seconds: float, base: float | None = None) -> None:
-    ratio = f"   kwire is {seconds / base:5.1f}x faster" if base else ""
+    ratio = f"   kwire / this: {seconds / base:5.1f}x" if base else ""
     print(f"  {label:<44}: {n / seconds / 1e6:6.2f} M records/s ({seconds:.3f} s){ratio}")
 
 

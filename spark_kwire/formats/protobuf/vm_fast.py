@@ -26,7 +26,8 @@ from .opcodes import (FL_AUX, FL_AUX2, FL_FLAGS, FL_ITEM, FL_NODE, FL_ONEOF, FL_
                       OP_FIXED32, OP_FIXED64, OP_INT32, OP_INT64, OP_MAP, OP_MESSAGE, OP_STRING, OP_TIMESTAMP,
                       OP_WRAPPER, WT_LEN, WT_VARINT)
 from .vm_decode import emit_element, emit_single, emit_wrapped, lookup_field, message_verdict, run_message
-from .vm_wire import O_END, O_NEXT, O_POS, O_WT, convert, enum_find, put_value, read_tag, read_time, span
+from .vm_wire import (O_END, O_NEXT, O_POS, O_WT, convert, enum_find, micros_of, put_value, read_tag, span,
+                      time_fields)
 
 RETRY_TWO_STEPS = 90  # not an error: the record needs vm_decode's two steps
 Q_MSG = 0
@@ -161,6 +162,12 @@ def fast_message(msgs, fields, lookup, enums, consts, root, data, start, end, st
                         if not open_list(state, a8, out, node):
                             return E_OVERFLOW, node
                         slots[sb + i, 0] = 1
+                    if (op == OP_STRING or op == OP_BYTES) and wt == WT_LEN:  # one string: appended here
+                        if op == OP_STRING and (flags & FLAG_UTF8) != 0 and not valid_utf8(data, vs, pos - vs):
+                            return E_BAD_UTF8, node
+                        if not put_bytes(state, a32, a8, abytes, out, fields[f, FL_ITEM], data, vs, pos - vs):
+                            return E_OVERFLOW, node
+                        continue
                     occ[0, O_POS] = vs
                     occ[0, O_END] = pos
                     occ[0, O_WT] = wt
@@ -182,7 +189,11 @@ def fast_message(msgs, fields, lookup, enums, consts, root, data, start, end, st
                         code = emit_wrapped(f, fields, data, occ, 0, True, node, enums, consts, state, pad_nodes, a64,
                                             a32, a8, abytes, out, scratch8, gstack)
                     else:
-                        code, micros = read_time(data, occ, 0, True, fields[f, FL_AUX], fields[f, FL_AUX2], gstack)
+                        micros = np.int64(0)
+                        code, seconds, nanos = time_fields(data, vs, pos, fields[f, FL_AUX], fields[f, FL_AUX2],
+                                                           np.int64(0), np.int64(0), gstack)
+                        if code == E_OK:
+                            code, micros = micros_of(seconds, nanos)
                         if code == E_OK and not put_i64(state, a64, a8, out, node, micros):
                             code = E_OVERFLOW
                     if code != E_OK:

@@ -198,14 +198,18 @@ def time_fields(buf, pos, end, seconds_number, nanos_number, seconds, nanos, gst
         code, number, wt, pos = read_tag(buf, pos, end)
         if code != E_OK:
             return code, seconds, nanos
+        if wt == WT_VARINT:
+            v, pos = read_uvarint(buf, pos, end)
+            if pos < 0:
+                return (E_TRUNCATED if pos == -1 else E_BAD_VARINT), seconds, nanos
+            if number == seconds_number:
+                seconds = v
+            elif number == nanos_number:
+                nanos = as_i32(v)
+            continue
         code, vs, pos = span(buf, pos, end, wt, number, gstack)
         if code != E_OK:
             return code, seconds, nanos
-        if wt == WT_VARINT:
-            if number == seconds_number:
-                seconds = raw_value(buf, vs, pos, wt)
-            elif number == nanos_number:
-                nanos = as_i32(raw_value(buf, vs, pos, wt))
     return E_OK, seconds, nanos
 
 
