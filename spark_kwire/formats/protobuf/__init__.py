@@ -6,15 +6,25 @@
 * :func:`load_schema` (`.proto` text, base64 or binary ``FileDescriptorProto``, with references),
   :func:`parse_proto`, :func:`arrow_type` (spark-protobuf's mapping), :class:`ProtobufOptions`,
   :func:`protobuf_schema_for` (a `.proto` for an Arrow struct, for auto-registration).
+
+The names are imported on first use: the kernels' modules of this package need no ``protobuf`` runtime, so
+loading the format kernels (for Avro too) does not import it.
 """
 
-from .decoder import ProtobufDecoder
-from .derive import protobuf_schema_for
-from .encoder import ProtobufEncoder
-from .model import ProtoSchema
-from .proto_parser import parse_proto
-from .schemas import load_schema, message_indexes, select_message
-from .spark_types import ProtobufOptions, arrow_type
+from __future__ import annotations
 
-__all__ = ["ProtoSchema", "ProtobufDecoder", "ProtobufEncoder", "ProtobufOptions", "arrow_type", "load_schema",
-           "message_indexes", "parse_proto", "protobuf_schema_for", "select_message"]
+import importlib
+
+_EXPORTS = {
+    "ProtobufDecoder": "decoder", "ProtobufEncoder": "encoder", "protobuf_schema_for": "derive",
+    "ProtoSchema": "model", "parse_proto": "proto_parser", "load_schema": "schemas", "message_indexes": "schemas",
+    "select_message": "schemas", "ProtobufOptions": "spark_types", "arrow_type": "spark_types",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
