@@ -35,7 +35,8 @@ message Warm {
 """
 _JSON = {"type": "object", "required": ["l"], "properties": {
     "l": {"type": "integer"}, "s": {"type": ["string", "null"]}, "d": {"type": "array", "items": {"type": "number"}},
-    "m": {"type": "object", "additionalProperties": {"type": "integer"}}, "t": {"type": "string", "format": "date-time"},
+    "m": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "t": {"type": "string", "format": "date-time"},
     "day": {"type": "string", "format": "date"}, "b": {"type": "string", "contentEncoding": "base64"},
     "ok": {"type": "boolean"}, "any": {}, "inner": {"type": "object", "properties": {"x": {"type": "number"}}}}}
 

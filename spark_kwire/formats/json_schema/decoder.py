@@ -29,7 +29,7 @@ from ..vm.slots import ROOM_SCRATCH, S_BASE
 from .model import JType, parse_json_schema
 from .program import JsonProgram
 from .spark_types import arrow_field
-from .vm_decode import D_END, D_INDEX, D_NODE, D_START, JSON_FRAME_WORDS
+from .vm_decode import JSON_FRAME_WORDS
 
 _MAX_DEPTH = 1000  # nesting of JSON skipped (unknown properties, JSON-text values)
 

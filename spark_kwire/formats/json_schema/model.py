@@ -148,7 +148,8 @@ class _Reader:
         for keyword in ("oneOf", "anyOf"):
             options = node.get(keyword)
             if isinstance(options, list):
-                others = [o for o in options if not (isinstance(o, Mapping) and o.get("type") == "null" and len(o) == 1)]
+                others = [o for o in options
+                          if not (isinstance(o, Mapping) and o.get("type") == "null" and len(o) == 1)]
                 if len(others) == 1 and len(others) < len(options):
                     inner = self.read(others[0], document, path)
                     inner.nullable = True

@@ -16,7 +16,7 @@ from ..vm.bytes_out import write_bytes
 from ..vm.codes import E_DEPTH, E_NULL, E_OK, E_OVERFLOW, E_TRAILING, E_VALUE_RANGE
 from ..vm.slots import S_BASE, S_DATA_BASE, S_VALID
 from .encode_program import (EP_NAME, EP_NAME_LEN, EP_REQUIRED, EP_VALUE, EV_COUNT, EV_NODE, EV_NULLABLE, EV_OP,
-                             EV_SUB, W_ARRAY, W_BASE64, W_BOOL, W_DATE, W_INT32, W_INT64, W_MAP, W_NULL, W_OBJECT, W_RAW,
+                             EV_SUB, W_ARRAY, W_BASE64, W_BOOL, W_DATE, W_INT32, W_INT64, W_MAP, W_OBJECT, W_RAW,
                              W_STRING, W_TEXT, W_TIMESTAMP)
 from .vm_text import skip_value
 
@@ -330,7 +330,8 @@ def json_encode_value(vals, props, consts, root, row, state, a64, a32, a8, abyte
             pos = put_byte(out, pos, cap, 44)
         stack[top, JE_WROTE] = 1
         if op == W_OBJECT:
-            pos = write_bytes(out, pos, cap, consts, props[prop, EP_NAME], props[prop, EP_NAME_LEN]) if pos >= 0 else pos
+            if pos >= 0:
+                pos = write_bytes(out, pos, cap, consts, props[prop, EP_NAME], props[prop, EP_NAME_LEN])
             pending = pv
             pidx = idx
         elif op == W_ARRAY:

@@ -464,6 +464,6 @@ def skip_literal(buf, pos, end):
     return E_OK, pos + n
 
 
-KERNELS = ("skip_ws", "scan_string", "hex4", "unescape", "add_digit", "scan_number", "number_as_long", "number_as_double",
-           "two_digits", "days_from_civil", "parse_date", "parse_date_time", "skip_value", "skip_key", "check_escapes",
+KERNELS = ("skip_ws", "scan_string", "hex4", "unescape", "add_digit", "scan_number", "number_as_long",
+           "number_as_double", "two_digits", "days_from_civil", "parse_date", "parse_date_time", "skip_value", "skip_key", "check_escapes",
            "skip_literal")

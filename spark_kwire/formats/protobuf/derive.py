@@ -8,7 +8,8 @@ string -> string, binary -> bytes, date -> int32 (days since 1970; reads back as
 google.protobuf.Timestamp, interval day to second -> google.protobuf.Duration, struct -> a nested message named
 after the field (CamelCase), array<T> -> repeated T, map<K, V> -> map<K, V> (K: string, int, bigint or
 boolean). Scalar fields are ``optional`` (explicit presence), so a null reads back as null and a zero as zero
-(with proto3's implicit presence spark-protobuf would read zeros as nulls); every field reads back nullable. Refused with a :class:`SchemaError` naming the field: decimals (Protobuf has none), arrays of arrays or
+(with proto3's implicit presence spark-protobuf would read zeros as nulls); every field reads back nullable.
+Refused with a :class:`SchemaError` naming the field: decimals (Protobuf has none), arrays of arrays or
 maps and maps of arrays or maps (Protobuf cannot nest repeated fields), unsigned and other Arrow-only types.
 """
 

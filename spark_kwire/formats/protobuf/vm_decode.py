@@ -20,12 +20,12 @@ from ..vm.bytes_in import as_i32, read_uvarint
 from ..vm.codes import E_DEPTH, E_MESSAGE_INDEX, E_MISSING_REQUIRED, E_OK, E_OTHER_MESSAGE, E_OVERFLOW, E_TRUNCATED
 from ..vm.column_writes import begin, close_list, full, open_list, pad, put_i64
 from ..vm.slots import ROOM_SCRATCH, ROOM_VALUES
-from .opcodes import (FL_AUX, FL_AUX2, FL_DEF_A, FL_DEF_B, FL_FLAGS, FL_ITEM, FL_NODE, FL_NUMBER, FL_ONEOF, FL_OP,
+from .opcodes import (FL_AUX, FL_AUX2, FL_DEF_A, FL_DEF_B, FL_FLAGS, FL_ITEM, FL_NODE, FL_ONEOF, FL_OP,
                       FL_SUB, FL_WT, FLAG_CLOSED_ENUM, FLAG_DEFAULT, FLAG_EMIT_ZERO, FLAG_IMPLICIT, FLAG_INSTANCE,
                       FLAG_PACKABLE, FLAG_REPEATED, FLAG_REQUIRED, FLAG_UTF8, M_FIELD_BASE, M_LOOKUP_BASE,
                       M_LOOKUP_LEN, M_NFIELDS, M_NODE, M_NONEOF, M_SORTED_BASE, M_SORTED_LEN, OP_BYTES,
                       OP_DURATION, OP_ENUM_NAME, OP_MAP, OP_MESSAGE, OP_NULL, OP_STRING, OP_TIMESTAMP, OP_WRAPPER,
-                      WT_I32, WT_I64, WT_LEN, WT_VARINT)
+                      WT_I32, WT_LEN, WT_VARINT)
 from .vm_wire import (O_END, O_NEXT, O_POS, O_WT, convert, enum_find, find_wrapped, put_converted, put_enum_name,
                       put_len, put_value, raw_value, read_tag, read_time, span)
 

@@ -89,7 +89,8 @@ def compare(expected, got) -> bool:
     if isinstance(expected, dict):
         if isinstance(got, list):
             got = dict(got)
-        return isinstance(got, dict) and set(got) == set(expected) and all(compare(expected[k], got[k]) for k in expected)
+        return isinstance(got, dict) and set(got) == set(expected) and \
+            all(compare(expected[k], got[k]) for k in expected)
     if isinstance(expected, list):
         return isinstance(got, list) and len(got) == len(expected) and all(map(compare, expected, got))
     if isinstance(expected, float) and isinstance(got, float):

@@ -47,7 +47,8 @@ def rows_strategy():
                                        timezones=st.just(datetime.timezone.utc)),
         "tags": st.none() | st.lists(st.none() | text, max_size=3),
         "attrs": st.none() | st.dictionaries(text, st.integers(-5, 5), max_size=3).map(lambda d: list(d.items())),
-        "address": st.none() | st.fixed_dictionaries({"city": st.none() | text, "zip": st.none() | st.integers(0, 99999)}),
+        "address": st.none() | st.fixed_dictionaries({"city": st.none() | text,
+                                                      "zip": st.none() | st.integers(0, 99999)}),
     }), min_size=1, max_size=8)
 
 
@@ -131,7 +132,8 @@ def test_type_fit_is_checked_up_front():
              (pa.struct([pa.field("id", pa.int64()), pa.field("tags", pa.list_(pa.int32()))]), "tags[]",
               "int32 cannot be written as JSON Schema string"),
              (pa.struct([pa.field("name", pa.string())]), "value", "requires properties \\['id'\\]"),
-             (pa.struct([pa.field("id", pa.int64()), pa.field("score", pa.string())]), "score", "as JSON Schema number")]
+             (pa.struct([pa.field("id", pa.int64()), pa.field("score", pa.string())]), "score",
+              "as JSON Schema number")]
     for t, path, text in cases:
         with pytest.raises(TypeMismatchError, match=text) as info:
             e.check(t)

@@ -80,7 +80,8 @@ def test_refs_into_definitions_defs_pointers_and_references():
     customer = {"$id": "customer.json", "type": "object", "properties": {"name": {"type": "string"},
                                                                          "tier": {"$ref": "#/$defs/Tier"}},
                 "$defs": {"Tier": {"enum": ["gold", "silver"]}}}
-    schema = {"type": "object", "definitions": {"Money": {"type": "object", "properties": {"units": {"type": "integer"}}}},
+    money = {"type": "object", "properties": {"units": {"type": "integer"}}}
+    schema = {"type": "object", "definitions": {"Money": money},
               "properties": {"total": {"$ref": "#/definitions/Money"}, "refund": {"$ref": "#/properties/total"},
                              "buyer": {"$ref": "customer.json"}, "tier": {"$ref": "customer.json#/$defs/Tier"},
                              "again": {"$ref": "#"}}}

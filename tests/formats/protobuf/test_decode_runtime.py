@@ -89,7 +89,8 @@ def test_options_change_values_as_spark_protobuf_documents(pb, options):
     empty = pb.all.AllTypes()
     kw = {k.replace(".", "_"): str(v).lower() for k, v in options.__dict__.items()}
     d = decoder_for(protos.ALL_TYPES, options={name.replace("_", "."): value for name, value in kw.items()})
-    got = [normalize(v, d.arrow_type) for v in decode_both_ways(d, framed([m.SerializeToString(), b""])).values.to_pylist()]
+    values = decode_both_ways(d, framed([m.SerializeToString(), b""])).values.to_pylist()
+    got = [normalize(v, d.arrow_type) for v in values]
     assert got == [spark_value(m, options), spark_value(empty, options)]
     expected_type = pa.int32() if options.enums_as_ints else pa.string()
     assert d.arrow_type.field("color").type == expected_type
@@ -133,7 +134,8 @@ def test_merged_messages_oneof_switches_and_last_scalar_win(pb):
     """What only the two-step path can do: the pieces of a singular message merge, a later oneof member replaces
     an earlier one, a repeated scalar occurrence replaces the earlier (last one wins)."""
     A = pb.all.AllTypes
-    pieces = [A(point=A.Point(x=1, labels=["a"])), A(choice_text="first"), A(i32=1), A(point=A.Point(y=2, labels=["b"])),
+    pieces = [A(point=A.Point(x=1, labels=["a"])), A(choice_text="first"), A(i32=1),
+              A(point=A.Point(y=2, labels=["b"])),
               A(choice_point=A.Point(x=9)), A(i32=2), A(choice_point=A.Point(y=3))]
     payload = b"".join(p.SerializeToString() for p in pieces)
     parsed = A.FromString(payload)

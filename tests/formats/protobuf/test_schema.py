@@ -78,7 +78,8 @@ def test_map_entries_are_placed_and_named_as_protoc_does():
 
 
 @pytest.mark.parametrize("text, message", [
-    ('syntax = "proto2"; message M { optional group G = 1 { optional int32 a = 2; } }', "proto2 groups are not supported"),
+    ('syntax = "proto2"; message M { optional group G = 1 { optional int32 a = 2; } }',
+     "proto2 groups are not supported"),
     ('syntax = "proto4";', "unknown syntax 'proto4'"),
     ('edition = "2099";', "edition '2099' is not supported"),
     ('syntax = "proto3"; message M { int32 a = 1 }', "expected ';', found '}' at line 1"),
