@@ -48,7 +48,7 @@ def _kind(t: pa.DataType) -> int:
         return K_BOOL
     if types.is_int32(t) or types.is_date32(t):
         return K_I32
-    if types.is_int64(t) or types.is_timestamp(t) or types.is_time64(t):
+    if types.is_int64(t) or types.is_timestamp(t) or types.is_time64(t) or types.is_duration(t):
         return K_I64
     if types.is_float32(t):
         return K_F32

@@ -32,6 +32,8 @@ def canonical_type(t: pa.DataType) -> pa.DataType:
         return pa.timestamp("us", tz=t.tz)
     if types.is_time(t):
         return pa.time64("us")
+    if types.is_duration(t):
+        return pa.duration("us")
     if types.is_date64(t):
         return pa.date32()
     if types.is_decimal(t) and not types.is_decimal128(t):

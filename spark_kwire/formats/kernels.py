@@ -31,13 +31,32 @@ SOURCES = (
     "spark_kwire.formats.vm.bytes_out",
     "spark_kwire.formats.vm.column_writes",
     "spark_kwire.formats.vm.framing_scan",
+    "spark_kwire.formats.vm.utf8",
     "spark_kwire.formats.avro.vm_decode",
     "spark_kwire.formats.avro.vm_encode",
+    "spark_kwire.formats.protobuf.vm_wire",
+    "spark_kwire.formats.protobuf.vm_decode",
+    "spark_kwire.formats.protobuf.vm_fast",
+    "spark_kwire.formats.protobuf.vm_encode",
+    "spark_kwire.formats.json_schema.vm_float",
+    "spark_kwire.formats.json_schema.vm_text",
+    "spark_kwire.formats.json_schema.vm_decode",
+    "spark_kwire.formats.json_schema.vm_encode",
 )
 
 
 # modules whose constants the kernels have compiled in
-CONSTANTS = ("spark_kwire.formats.vm.slots", "spark_kwire.formats.vm.codes", "spark_kwire.formats.avro.opcodes")
+CONSTANTS = ("spark_kwire.formats.vm.slots", "spark_kwire.formats.vm.codes", "spark_kwire.formats.avro.opcodes",
+             "spark_kwire.formats.protobuf.opcodes")
+
+
+def _add(functions: dict, name: str, kernel_names, get) -> None:
+    """Adds a module's kernels to the one namespace of :class:`Kernels`; two modules exporting one name would
+    make one of them unreachable, so that is refused."""
+    for k in kernel_names:
+        if k in functions:
+            raise RuntimeError(f"kernel name {k!r} of {name} is already taken by another format module")
+        functions[k] = get(k)
 
 
 class Kernels(types.SimpleNamespace):
@@ -57,7 +76,7 @@ def _python() -> Kernels:
     functions = {}
     for name in SOURCES:
         module = importlib.import_module(name)
-        functions.update({k: getattr(module, k) for k in module.KERNELS})
+        _add(functions, name, module.KERNELS, lambda k, m=module: getattr(m, k))
     return Kernels(implementation="python", **functions)
 
 
@@ -85,11 +104,11 @@ def _numba() -> Kernels:
             compiled[id(getattr(copy, k))] = fn
         copies.append(copy)
     functions = {}
-    for copy in copies:
+    for name, copy in zip(SOURCES, copies):
         for key, value in list(vars(copy).items()):
             if isinstance(value, types.FunctionType) and id(value) in compiled:
                 setattr(copy, key, compiled[id(value)])
-        functions.update({k: getattr(copy, k) for k in copy.KERNELS})
+        _add(functions, name, copy.KERNELS, lambda k, m=copy: getattr(m, k))
     _forget_stale_cache(own, [importlib.util.find_spec(n).origin for n in SOURCES + CONSTANTS] + [intrinsics.__file__])
     return Kernels(implementation="numba", **functions)
 

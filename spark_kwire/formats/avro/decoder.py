@@ -14,8 +14,6 @@ wrong, in which field); PERMISSIVE makes bad rows null and reports them in ``res
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pyarrow as pa
 
@@ -23,6 +21,7 @@ from .. import kernels as _kernels
 from ..columns import Layout, OutputColumns
 from ..errors import DecodeError
 from ..framing import Frames, parse_confluent, program_index
+from ..results import FAILFAST, MODES, PERMISSIVE, DecodeResult, check_mode
 from ..vm.codes import E_OK, message
 from .model import Schema
 from .parser import parse_schema
@@ -30,35 +29,7 @@ from .program import DecodeProgram
 from .spark_types import arrow_type
 from .vm_decode import FRAME_WORDS
 
-FAILFAST = "FAILFAST"
-PERMISSIVE = "PERMISSIVE"
-MODES = (FAILFAST, PERMISSIVE)
-
-
-@dataclass
-class DecodeResult:
-    """``values``: the decoded column (the reader's Arrow type; null for null and bad rows). ``errors``: mask
-    of the bad rows (keep their raw bytes from the input with it); ``error_codes`` (``vm.codes``) and
-    :meth:`describe` say why."""
-
-    values: pa.Array
-    errors: np.ndarray  # bool
-    error_codes: np.ndarray  # int32, 0 where fine
-    schema_ids: np.ndarray  # int64, -1 where the framing could not be read
-    _paths: np.ndarray  # int64 pc of the failing instruction, -1 for framing errors
-    _program: DecodeProgram
-
-    @property
-    def error_count(self) -> int:
-        return int(np.count_nonzero(self.errors))
-
-    def describe(self, row: int) -> str:
-        """Why ``row`` failed, with the field it was reading; "" for a good row."""
-        code = int(self.error_codes[row])
-        if code == E_OK:
-            return ""
-        path = self._program.path_at(int(self._paths[row])) if self._paths[row] >= 0 else ""
-        return message(code) + (f" (field {path})" if path else "")
+__all__ = ["FAILFAST", "PERMISSIVE", "MODES", "AvroDecoder", "DecodeResult"]
 
 
 class AvroDecoder:
@@ -101,8 +72,7 @@ class AvroDecoder:
 
     def decode(self, values: Frames | pa.Array | pa.ChunkedArray, mode: str = FAILFAST) -> DecodeResult:
         """Decodes every row; see the module's docstring for ``mode``."""
-        if mode not in MODES:
-            raise ValueError(f"mode={mode!r}: expected one of {', '.join(MODES)}")
+        check_mode(mode)
         frames = values if isinstance(values, Frames) else parse_confluent(values)
         ids = np.array(sorted(self._entries), dtype=np.int64)
         entries = np.array([self._entries[i] for i in ids] or [0], dtype=np.int64)

@@ -11,14 +11,13 @@ a null value reported in ``errors`` (PERMISSIVE).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pyarrow as pa
 
 from .. import kernels as _kernels
 from ..errors import EncodeError
 from ..framing import confluent_header
+from ..results import FAILFAST, PERMISSIVE, EncodeResult, binary_column, check_mode
 from ..input_columns import InputColumns, canonical_type
 from ..columns import Layout
 from ..vm.codes import E_OK, message
@@ -27,28 +26,7 @@ from .model import Schema
 from .parser import parse_schema
 from .vm_encode import FRAME_WORDS
 
-FAILFAST = "FAILFAST"
-PERMISSIVE = "PERMISSIVE"
-
-
-@dataclass
-class EncodeResult:
-    values: pa.Array  # binary (large_binary past 2 GiB)
-    errors: np.ndarray  # bool
-    error_codes: np.ndarray  # int32
-    _paths: np.ndarray
-    _program: EncodeProgram
-
-    @property
-    def error_count(self) -> int:
-        return int(np.count_nonzero(self.errors))
-
-    def describe(self, row: int) -> str:
-        code = int(self.error_codes[row])
-        if code == E_OK:
-            return ""
-        path = self._program.path_at(int(self._paths[row]))
-        return message(code) + (f" (field {path})" if path else "")
+__all__ = ["FAILFAST", "PERMISSIVE", "AvroEncoder", "EncodeResult"]
 
 
 class AvroEncoder:
@@ -69,8 +47,7 @@ class AvroEncoder:
         return program
 
     def encode(self, values: pa.Array | pa.ChunkedArray, mode: str = FAILFAST) -> EncodeResult:
-        if mode not in (FAILFAST, PERMISSIVE):
-            raise ValueError(f"mode={mode!r}: expected FAILFAST or PERMISSIVE")
+        check_mode(mode)
         program = self.check(values.type)
         columns = InputColumns(values)
         n = len(columns.array)
@@ -98,13 +75,5 @@ class AvroEncoder:
         if outcome == 2:
             bad = int(row) - 1
             raise EncodeError(bad, message(int(err_code[bad])), program.path_at(int(err_pc[bad])))
-        total = int(offsets[n])
-        nulls = n - int(np.count_nonzero(valid))
-        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
-        if total < 2**31:
-            array = pa.Array.from_buffers(pa.binary(), n, [bitmap, pa.py_buffer(offsets.astype(np.int32)),
-                                                          pa.py_buffer(out[:total])], null_count=nulls)
-        else:
-            array = pa.Array.from_buffers(pa.large_binary(), n, [bitmap, pa.py_buffer(offsets),
-                                                                pa.py_buffer(out[:total])], null_count=nulls)
+        array = binary_column(out, offsets, valid)
         return EncodeResult(array, err_code != E_OK, err_code, err_pc, program)

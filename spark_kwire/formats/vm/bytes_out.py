@@ -21,6 +21,19 @@ def write_long(out, pos, cap, v):
     return pos + 1
 
 
+def write_uvarint(out, pos, cap, v):
+    """Base-128 varint of the 64 bits of ``v`` read as unsigned (Protobuf's varints; negative int32/int64 values
+    take ten bytes)."""
+    if pos + 10 > cap:
+        return np.int64(-1)
+    while (v & ~np.int64(0x7F)) != 0:
+        out[pos] = np.uint8((v & 0x7F) | 0x80)
+        pos += 1
+        v = (v >> 7) & np.int64(0x01FFFFFFFFFFFFFF)
+    out[pos] = np.uint8(v)
+    return pos + 1
+
+
 def write_le(out, pos, cap, bits, n):
     """The low ``n`` bytes of ``bits``, little-endian (floats and doubles by their bits)."""
     if pos + n > cap:
@@ -37,4 +50,4 @@ def write_bytes(out, pos, cap, src, start, n):
     return pos + n
 
 
-KERNELS = ("write_long", "write_le", "write_bytes")
+KERNELS = ("write_long", "write_uvarint", "write_le", "write_bytes")

@@ -16,17 +16,30 @@ E_TIMESTAMP_RANGE = 11
 E_TRAILING = 12
 E_BAD_COUNT = 13
 E_DEPTH = 14
+E_BAD_TAG = 15
+E_BAD_WIRE_TYPE = 16
+E_BAD_GROUP = 17
+E_BAD_UTF8 = 18
+E_MISSING_REQUIRED = 19
 # framing, found before decoding
 E_SHORT = 20
 E_MAGIC = 21
 E_UNKNOWN_SCHEMA = 22
 E_BAD_INDEXES = 23
+E_OTHER_MESSAGE = 24
+E_MESSAGE_INDEX = 25
 # encoding
 E_NULL = 30
 E_FIXED_SIZE = 31
 E_NOT_A_SYMBOL = 32
 E_NO_MEMBER = 33
 E_VALUE_RANGE = 34
+E_JSON_SYNTAX = 40
+E_JSON_TYPE = 41
+E_JSON_NUMBER = 42
+E_JSON_DATE = 43
+E_JSON_DEPTH = 44
+E_NOT_AN_INTEGER = 45
 
 MESSAGES = {
     E_TRUNCATED: "the payload ends inside a value (truncated, or written with another schema)",
@@ -42,15 +55,29 @@ MESSAGES = {
     E_TRAILING: "bytes left over after the value (written with another schema?)",
     E_BAD_COUNT: "array/map block count larger than the bytes left can hold",
     E_DEPTH: "nesting deeper than the program allows (internal error)",
+    E_BAD_TAG: "malformed Protobuf field tag (field number 0 or beyond 2^29 - 1)",
+    E_BAD_WIRE_TYPE: "Protobuf wire type 6 or 7, or an end-group tag without its start",
+    E_BAD_GROUP: "Protobuf group not closed by its end-group tag",
+    E_BAD_UTF8: "string is not valid UTF-8",
+    E_MISSING_REQUIRED: "required field is missing",
     E_SHORT: "value shorter than the 5-byte Confluent header (magic byte, schema id)",
     E_MAGIC: "first byte is not the Confluent magic byte 0 (not written by a schema-registry serializer?)",
     E_UNKNOWN_SCHEMA: "schema id unknown to the decoder",
     E_BAD_INDEXES: "malformed Protobuf message-index list after the Confluent header",
-    E_NULL: "null value where the Avro schema allows none",
+    E_OTHER_MESSAGE: "the row holds another message type than the one read (its message indexes name another "
+                     "message of the writer's schema)",
+    E_MESSAGE_INDEX: "the row's message indexes name no message of the writer's schema",
+    E_NULL: "null value where the schema allows none",
     E_FIXED_SIZE: "binary value of the wrong size for an Avro fixed",
-    E_NOT_A_SYMBOL: "string is not a symbol of the Avro enum",
+    E_NOT_A_SYMBOL: "string is not a symbol of the enum",
     E_NO_MEMBER: "no member of the union struct is set and the Avro union has no null",
-    E_VALUE_RANGE: "value out of the range of the Avro type",
+    E_VALUE_RANGE: "value out of the range of the written type",
+    E_JSON_SYNTAX: "malformed JSON",
+    E_JSON_TYPE: "JSON value of another type than the schema's",
+    E_JSON_NUMBER: "JSON number out of the range of its Spark type",
+    E_JSON_DATE: "string is not a date / date-time as RFC 3339 writes them (e.g. 2024-05-01, 2024-05-01T12:00:00Z)",
+    E_JSON_DEPTH: "JSON nested deeper than 1000 levels",
+    E_NOT_AN_INTEGER: "JSON number with a fraction where the schema says integer",
 }
 
 

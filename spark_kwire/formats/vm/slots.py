@@ -34,3 +34,4 @@ N_SLOTS = 12
 # what ran out of room (out[1] after an overflow)
 ROOM_VALUES = 0
 ROOM_DATA = 1
+ROOM_SCRATCH = 2  # a kernel's working memory (Protobuf field occurrences): the caller enlarges it and resumes

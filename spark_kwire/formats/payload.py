@@ -1,0 +1,111 @@
+"""The payload formats by name, for callers that handle them alike (the data source's ``valueFormat``):
+
+    fmt = payload_format("protobuf")                 # "avro" | "protobuf" | "json-schema"
+    decoder = fmt.decoder(schema_text, references, message_name="Order")
+    frames = fmt.frames(values)                      # the Confluent framing, with message indexes for Protobuf
+    result = decoder.decode(frames, mode="PERMISSIVE")
+    encoder = fmt.encoder(schema_text, schema_id, references)
+    text = fmt.derive_schema(arrow_struct_type)      # what auto.register.schemas registers (fmt.schema_type)
+
+Every decoder has ``arrow_field`` / ``arrow_type``, ``missing_schema_ids(frames)``, ``add_writer_schema(id,
+schema, references=...)`` and ``decode(values_or_frames, mode)`` -> ``results.DecodeResult``; every encoder
+``check(arrow_type)`` and ``encode(column, mode)`` -> ``results.EncodeResult``. A format's modules are imported
+when it is first asked for (Protobuf needs the ``protobuf`` runtime, the others do not).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from .framing import Frames, parse_confluent
+
+FORMATS = ("avro", "protobuf", "json-schema")
+_ALIASES = {"avro": "avro", "protobuf": "protobuf", "proto": "protobuf", "json-schema": "json-schema",
+            "jsonschema": "json-schema", "json_schema": "json-schema"}
+
+
+@dataclass(frozen=True)
+class PayloadFormat:
+    """One payload format: its name, the registry's ``schemaType`` for it, and the options its decoder and
+    encoder take beyond the schema (``decoder_options`` / ``encoder_options``)."""
+
+    name: str
+    schema_type: str  # AVRO, PROTOBUF or JSON, as the registry names them
+    message_indexes: bool  # whether the Confluent framing carries Protobuf's message indexes
+    decoder_options: tuple[str, ...]
+    encoder_options: tuple[str, ...]
+
+    def _check(self, given: dict, accepted: tuple[str, ...], what: str) -> None:
+        wrong = sorted(set(given) - set(accepted))
+        if wrong:
+            takes = ", ".join(accepted) or "no options"
+            raise ValueError(f"{', '.join(wrong)}: not an option of the {self.name} {what} (it takes {takes})")
+
+    def frames(self, values: pa.Array | pa.ChunkedArray) -> Frames:
+        """The framing of every row of a binary column, as this format's decoder reads it."""
+        return parse_confluent(values, message_indexes=self.message_indexes)
+
+    def decoder(self, reader_schema, references=(), **options):
+        """A decoder reading into the Spark shape of ``reader_schema`` (Avro: ``time_type``; Protobuf:
+        ``message_name``, ``options`` (spark-protobuf's))."""
+        self._check(options, self.decoder_options, "decoder")
+        if self.name == "avro":
+            from .avro.decoder import AvroDecoder
+
+            return AvroDecoder(reader_schema, references, **options)
+        if self.name == "protobuf":
+            from .protobuf.decoder import ProtobufDecoder
+
+            return ProtobufDecoder(reader_schema, references, **options)
+        from .json_schema.decoder import JsonSchemaDecoder
+
+        return JsonSchemaDecoder(reader_schema, references)
+
+    def encoder(self, schema, schema_id: int, references=(), **options):
+        """An encoder writing values framed with ``schema_id`` (Protobuf: ``message_name``)."""
+        self._check(options, self.encoder_options, "encoder")
+        if self.name == "avro":
+            from .avro.encoder import AvroEncoder
+
+            return AvroEncoder(schema, schema_id, references)
+        if self.name == "protobuf":
+            from .protobuf.encoder import ProtobufEncoder
+
+            return ProtobufEncoder(schema, schema_id, references=references, **options)
+        from .json_schema.encoder import JsonSchemaEncoder
+
+        return JsonSchemaEncoder(schema, schema_id, references)
+
+    def derive_schema(self, arrow_type: pa.DataType | pa.Schema, **options) -> str:
+        """The schema text ``auto.register.schemas`` registers for values of ``arrow_type`` (Avro: spark-avro's
+        ``toAvroType``; Protobuf: a proto3 message, ``record_name``/``package``; JSON: a draft-07 schema,
+        ``title``)."""
+        if self.name == "avro":
+            from .avro.spark_types import avro_schema_json
+
+            return avro_schema_json(arrow_type, **options)
+        if self.name == "protobuf":
+            from .protobuf.derive import protobuf_schema_for
+
+            return protobuf_schema_for(arrow_type, **options)
+        from .json_schema.derive import json_schema_json
+
+        return json_schema_json(arrow_type, **options)
+
+
+_FORMATS = {
+    "avro": PayloadFormat("avro", "AVRO", False, ("time_type",), ()),
+    "protobuf": PayloadFormat("protobuf", "PROTOBUF", True, ("message_name", "options"), ("message_name",)),
+    "json-schema": PayloadFormat("json-schema", "JSON", False, (), ()),
+}
+
+
+def payload_format(name: str) -> PayloadFormat:
+    """The format named ``name`` (case-insensitive: avro, protobuf, json-schema); a ``ValueError`` listing them
+    otherwise."""
+    key = _ALIASES.get(str(name).strip().lower())
+    if key is None:
+        raise ValueError(f"unknown payload format {name!r}; accepted: {', '.join(FORMATS)}")
+    return _FORMATS[key]

@@ -1,0 +1,30 @@
+"""Protobuf payloads (Confluent-framed) to and from Arrow columns, typed as spark-protobuf types them.
+
+* :class:`ProtobufDecoder` (``decoder.py``): reader schema (+ references, message name, options) -> Arrow type;
+  ``add_writer_schema(id, schema, references)``; ``decode(values_or_frames, mode)`` -> ``DecodeResult``.
+* :class:`ProtobufEncoder` (``encoder.py``): ``check(arrow_type)``; ``encode(column, mode)`` -> framed binary.
+* :func:`load_schema` (`.proto` text, base64 or binary ``FileDescriptorProto``, with references),
+  :func:`parse_proto`, :func:`arrow_type` (spark-protobuf's mapping), :class:`ProtobufOptions`,
+  :func:`protobuf_schema_for` (a `.proto` for an Arrow struct, for auto-registration).
+
+The names are imported on first use: the kernels' modules of this package need no ``protobuf`` runtime, so
+loading the format kernels (for Avro too) does not import it.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "ProtobufDecoder": "decoder", "ProtobufEncoder": "encoder", "protobuf_schema_for": "derive",
+    "ProtoSchema": "model", "parse_proto": "proto_parser", "load_schema": "schemas", "message_indexes": "schemas",
+    "select_message": "schemas", "ProtobufOptions": "spark_types", "arrow_type": "spark_types",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
