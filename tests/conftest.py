@@ -127,6 +127,18 @@ def spark(read_stats_dir, spark_kerberos_files):
     session.stop()
 
 
+@pytest.fixture(autouse=True)
+def _spark_active_in_this_thread(request):
+    """Spark finds a Python data source for a write (not for a read) through the *JVM thread's* active session.
+    py4j serves a Python thread with a new JVM thread whenever it renews that thread's connection, and the new one
+    has no active session: a write then fails with DATA_SOURCE_NOT_FOUND (CI met it once, mid-suite, on 4.3).
+    Make the session active for the thread each Spark test starts on, as the README tells users to."""
+    if "spark" in request.fixturenames:
+        session = request.getfixturevalue("spark")
+        session._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)
+    yield
+
+
 @pytest.fixture(scope="session")
 def produce(bootstrap):
     """produce(topic, records, **producer_config): write (key, value[, headers[, timestamp_ms[, partition]]])

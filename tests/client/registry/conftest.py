@@ -83,8 +83,8 @@ def proto_modules(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{root}", f"-I{well_known_include_dir()}",
                     f"--python_out={root}", "kwire/regtest/common.proto", "kwire/regtest/order.proto"],
                    check=True, capture_output=True)
-    for package in (root / "kwire", folder):
-        (package / "__init__.py").touch()
+    # kwire/ stays a namespace package (see tests/formats/protobuf/conftest.py)
+    (folder / "__init__.py").touch()
     sys.path.insert(0, str(root))
     try:
         yield (importlib.import_module("kwire.regtest.common_pb2"), importlib.import_module("kwire.regtest.order_pb2"))

@@ -28,7 +28,9 @@ def pb(tmp_path_factory) -> types.SimpleNamespace:
         target.write_text(text)
     subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{root}", f"-I{well_known_include_dir()}",
                     f"--python_out={root}", *FILES], check=True, capture_output=True)
-    for folder in {p.parent for p in root.rglob("*_pb2.py")} | {root / "kwire"}:
+    # kwire/ stays a namespace package: other fixtures (tests/client/registry) generate modules under kwire/ in
+    # folders of their own, and a regular package would hide theirs in the same process
+    for folder in {p.parent for p in root.rglob("*_pb2.py")}:
         (folder / "__init__.py").touch()
     sys.path.insert(0, str(root))
     try:
