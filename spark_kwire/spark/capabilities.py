@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-__all__ = ["Capability", "ARROW_STREAM_WRITER", "FILTER_PUSHDOWN", "READ_LIMIT_API", "ALL", "summary"]
+__all__ = ["Capability", "ARROW_STREAM_WRITER", "FILTER_PUSHDOWN", "READ_LIMIT_API", "TIME_TYPE", "ALL", "summary"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,16 @@ READ_LIMIT_API = Capability(
                             "as a single batch",
 )
 
-ALL = (ARROW_STREAM_WRITER, FILTER_PUSHDOWN, READ_LIMIT_API)
+#: Spark's TIME type (`pyspark.sql.types.TimeType`): Avro's time-micros reads as TIME, as spark-avro reads it there.
+TIME_TYPE = Capability(
+    name="TIME type (pyspark.sql.types.TimeType)",
+    since="Spark 4.1",
+    available=_has("pyspark.sql.types", "TimeType"),
+    what_kwire_does_without="typed reads show Avro time-micros as bigint (microseconds after midnight), as "
+                            "spark-avro's from_avro does on Spark 4.0",
+)
+
+ALL = (ARROW_STREAM_WRITER, FILTER_PUSHDOWN, READ_LIMIT_API, TIME_TYPE)
 
 
 def summary() -> dict[str, bool]:

@@ -21,6 +21,11 @@ class ReadsPlannedRanges:
         # imported here: the reader brings in the record kernels (numba), which only executors need
         from spark_kwire.spark.reader import read_partition
 
-        return read_partition(self.options.kafka, partition, include_headers=self.options.include_headers,
-                              read_committed=self.options.read_committed,
-                              fail_on_data_loss=self.options.fail_on_data_loss)
+        batches = read_partition(self.options.kafka, partition, include_headers=self.options.include_headers,
+                                 read_committed=self.options.read_committed,
+                                 fail_on_data_loss=self.options.fail_on_data_loss)
+        if self.options.typed is None:
+            return batches
+        from spark_kwire.spark.typed.decoding import decode_batches  # typed keys or values, per batch
+
+        return decode_batches(self.options.typed, batches)

@@ -8,7 +8,7 @@ from pyspark.sql.types import StructType
 from spark_kwire.spark.capabilities import READ_LIMIT_API
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options import ReadOptions, WriteOptions
-from spark_kwire.spark.schema import read_schema
+from spark_kwire.spark.schema import read_schema, typed_read_schema
 from spark_kwire.spark.worker_gc import freeze_loaded_objects
 
 
@@ -60,8 +60,26 @@ class KwireDataSource(DataSource):
             return metadata_schema(self._metadata_table())
         # Spark asks for the schema when the DataFrame is defined (load()), as Spark's kafka source checks its
         # options then; whether it is a batch or a stream is known only later, so check what both refuse.
-        ReadOptions.parse(self.options, streaming=None)
-        return read_schema(self._include_headers())
+        options = ReadOptions.parse(self.options, streaming=None)
+        if options.typed is None:
+            return read_schema(self._include_headers())
+        # Typed keys or values: their reader schemas are decided now, once (Spark pickles this instance with them
+        # for the reader), so the DataFrame is typed before any data is read and later reads decode to that type.
+        if getattr(self, "_typed_read", None) is None:
+            from spark_kwire.spark.typed.schemas import resolve_typed_read
+
+            self._typed_read = resolve_typed_read(options)
+        return typed_read_schema(self._include_headers(), self._typed_read)
+
+    def _read_options(self, streaming: bool) -> ReadOptions:
+        """The read's options, with the typed sides' schemas decided at load() (see schema())."""
+        options = ReadOptions.parse(self.options, streaming=streaming)
+        if options.typed is None:
+            return options
+        from dataclasses import replace
+
+        self.schema()  # decides the schemas when Spark did not ask for them (a schema given to .schema())
+        return replace(options, typed=self._typed_read)
 
     def _check_schema(self, schema: StructType) -> None:
         expected = self.schema()
@@ -81,12 +99,12 @@ class KwireDataSource(DataSource):
             return MetadataReader(self._metadata_table(), self.options)
         reader_class = KwirePushdownBatchReader if pushdown_enabled_by_caller() else KwireBatchReader
         freeze_loaded_objects()  # Spark plans each read in a reused Python worker that collects afterwards
-        return reader_class(ReadOptions.parse(self.options))
+        return reader_class(self._read_options(streaming=False))
 
     def streamReader(self, schema: StructType):
         try:
             self._check_schema(schema)
-            options = ReadOptions.parse(self.options, streaming=True)
+            options = self._read_options(streaming=True)
         except Exception as error:
             # Raised here, Spark's streaming worker reports "UnboundLocalError: ... 'reader'" instead of
             # the message (PySpark 4.0 to 4.3); raised from the reader's first call, the user reads it.
@@ -102,6 +120,12 @@ class KwireDataSource(DataSource):
                 "Use .mode('append') (Spark offers Python data sources no other mode that fits Kafka)."
             )
         options = WriteOptions.parse(self.options, streaming=streaming)
+        if options.typed is not None:  # the schemas it encodes with, and the DataFrame's fit, before any write
+            from dataclasses import replace
+
+            from spark_kwire.spark.typed.schemas import resolve_write
+
+            options = replace(options, typed=resolve_write(options.typed, schema, options.topic))
         validate_write_schema(schema, options)
         return options
 
