@@ -16,8 +16,7 @@ from typing import Mapping
 from spark_kwire.client.admin.cluster_tables import TABLES, NameFilter
 from spark_kwire.client.config import Secret, is_sensitive_key
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.typed.options import (REGISTRY_PREFIX, TYPED_NOT_FOR_READS, TYPED_NOT_FOR_WRITES,
-                                             TYPED_READ_OPTIONS, TYPED_WRITE_OPTIONS, TypedOptions, parse_typed)
+from spark_kwire.spark.typed import options as typed_options
 
 EARLIEST = -2
 LATEST = -1
@@ -30,14 +29,14 @@ _READ_COMMON = [
     "subscribe", "subscribePattern", "assign", "failOnDataLoss", "includeHeaders", "minPartitions",
     "startingOffsets", "startingOffsetsByTimestamp", "startingTimestamp", "startingOffsetsByTimestampStrategy",
     "maxRecordsPerPartition", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs",
-    "groupIdPrefix", "maxDecompressedBytes", "packPartitions", "targetRecordsPerPartition", *TYPED_READ_OPTIONS,
+    "groupIdPrefix", "maxDecompressedBytes", "packPartitions", "targetRecordsPerPartition", *typed_options.TYPED_READ_OPTIONS,
 ]
 # Accepted by batch reads and ignored with a warning, as Spark's source does (a stream's options can be reused).
 _STREAM_ONLY_IGNORED_IN_BATCH = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"]
 BATCH_READ_OPTIONS = _READ_COMMON + ["endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"] + \
     _STREAM_ONLY_IGNORED_IN_BATCH
 STREAM_READ_OPTIONS = _READ_COMMON + _STREAM_ONLY_IGNORED_IN_BATCH + ["commitOffsetsToGroup", "startingOffsetsGroup"]
-WRITE_OPTIONS = ["topic", "deliveryGuarantee", "transactionalIdPrefix", *TYPED_WRITE_OPTIONS]
+WRITE_OPTIONS = ["topic", "deliveryGuarantee", "transactionalIdPrefix", *typed_options.TYPED_WRITE_OPTIONS]
 # What Spark itself puts into a stream writer's options (a reader's and a batch writer's get none).
 _SPARK_INJECTED_STREAM_WRITE = {"checkpointlocation", "queryname"}
 
@@ -55,7 +54,7 @@ _NOT_FOR_READS = {
     "queryname": "it belongs on writeStream",
     "deliveryguarantee": "it chooses how a write delivers (at-least-once or exactly-once); a read of "
                          "transactional data chooses what it sees with kafka.isolation.level",
-    "transactionalidprefix": "it names the transactions of an exactly-once write", **TYPED_NOT_FOR_READS,
+    "transactionalidprefix": "it names the transactions of an exactly-once write", **typed_options.TYPED_NOT_FOR_READS,
 }
 _NOT_FOR_BATCH_READS = {
     "commitoffsetstogroup": "it applies to streaming reads (readStream) only",
@@ -74,7 +73,7 @@ _NOT_FOR_WRITES = {
     "paths": "kwire writes take no path: set the 'topic' option or give the rows a 'topic' column",
     **{name.lower(): "it is a read option; a write names its topic with the 'topic' option or a 'topic' column"
        for name in set(BATCH_READ_OPTIONS + STREAM_READ_OPTIONS + ["metadata", "groups", "groupPattern"])
-       if name.lower() not in ("includeheaders",)}, **TYPED_NOT_FOR_WRITES,
+       if name.lower() not in ("includeheaders",)}, **typed_options.TYPED_NOT_FOR_WRITES,
 }
 _DOCUMENTED = {k.lower(): k for k in BATCH_READ_OPTIONS + STREAM_READ_OPTIONS + WRITE_OPTIONS + [
     "metadata", "groups", "groupPattern", "path", "paths", "checkpointLocation", "queryName"]}
@@ -113,7 +112,7 @@ def _reject_unknown(options: Mapping[str, str], known: list[str], what: str,
     spelled = _spelling(known)
     for key in options:
         k = key.lower()
-        if k.startswith(("kafka.", REGISTRY_PREFIX)) or k in spelled or k in tolerated:
+        if k.startswith(("kafka.", typed_options.REGISTRY_PREFIX)) or k in spelled or k in tolerated:
             continue
         if k in misplaced:
             raise KwireOptionError(f"Option '{_DOCUMENTED.get(k, key)}' does not apply to {what}: {misplaced[k]}.")
@@ -375,7 +374,7 @@ class ReadOptions:
     commit_group: str | None = None
     # Records per Spark partition when kwire packs ranges (packing.py); None when it does not pack.
     pack_target: int | None = None
-    typed: TypedOptions | None = None  # typed keys or values (spark/typed/); None when both are binary
+    typed: typed_options.TypedOptions | None = None  # typed keys or values (spark/typed/); None: both binary
 
     @property
     def read_committed(self) -> bool:
@@ -455,7 +454,7 @@ class ReadOptions:
             max_offsets_per_trigger=max_offsets,
             min_offsets_per_trigger=min_offsets,
             max_trigger_delay_ms=delay_ms,
-            commit_group=commit_group.strip() if commit_group else None, typed=parse_typed(opts, write=False),
+            commit_group=commit_group.strip() if commit_group else None, typed=typed_options.parse_typed(opts, write=False),
         )
 
 
@@ -511,7 +510,7 @@ class WriteOptions:
     delivery_guarantee: str = "at-least-once"  # or "exactly-once" (spark/exactly_once.py)
     transactional_id_prefix: str | None = None  # exactly-once only; tasks use <prefix>-<partition id>
     transaction_timeout_ms: int | None = None  # exactly-once only
-    typed: TypedOptions | None = None  # typed keys or values (spark/typed/); None when both are binary
+    typed: typed_options.TypedOptions | None = None  # typed keys or values (spark/typed/); None: both binary
 
     @property
     def exactly_once(self) -> bool:
@@ -533,7 +532,7 @@ class WriteOptions:
 
         guarantee, prefix, timeout_ms = transaction_options(opts, kafka, streaming=streaming)
         return cls(kafka=kafka, topic=topic.strip() if topic else None, delivery_guarantee=guarantee,
-                   transactional_id_prefix=prefix, transaction_timeout_ms=timeout_ms, typed=parse_typed(opts, write=True))
+                   transactional_id_prefix=prefix, transaction_timeout_ms=timeout_ms, typed=typed_options.parse_typed(opts, write=True))
 
 
 # -- metadata tables: option("metadata", <table>) -------------------------------------------------------------
