@@ -51,13 +51,15 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def serializer(registry_url: str, schema, *, conf: dict | None = None) -> AvroSerializer:
-    """confluent-kafka's AvroSerializer (registers the schema under the subject of its strategy)."""
+def serializer(registry: str | dict, schema, *, conf: dict | None = None) -> AvroSerializer:
+    """confluent-kafka's AvroSerializer (registers the schema under the subject of its strategy); ``registry``: its
+    URL or a SchemaRegistryClient configuration."""
     text = schema if isinstance(schema, str) else json.dumps(schema)
-    return AvroSerializer(SchemaRegistryClient({"url": registry_url}), text, conf=conf)
+    client_conf = registry if isinstance(registry, dict) else {"url": registry}
+    return AvroSerializer(SchemaRegistryClient(client_conf), text, conf=conf)
 
 
-def produce_avro(bootstrap: str, topic: str, registry_url: str, schema, values, *, keys=None, key_schema=None,
+def produce_avro(bootstrap: str, topic: str, registry_url: str | dict, schema, values, *, keys=None, key_schema=None,
                  partitions: int | None = None, serializer_conf: dict | None = None) -> None:
     """Write ``values`` (and ``keys``) with confluent-kafka's AvroSerializer (a None value is a tombstone); record
     i goes to partition i % partitions when ``partitions`` is given. Waits for every delivery."""

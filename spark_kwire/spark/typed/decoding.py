@@ -26,7 +26,7 @@ from spark_kwire.formats.errors import DecodeError, SchemaError
 from spark_kwire.spark.capabilities import TIME_TYPE
 from spark_kwire.spark.errors import KwireRecordDecodeError, KwireSchemaError
 from spark_kwire.spark.schema import CORRUPT_RECORD_TYPE
-from spark_kwire.spark.typed.options import FAILFAST, TypedOptions
+from spark_kwire.spark.typed.options import TypedOptions
 from spark_kwire.spark.typed.schemas import ResolvedSide, registry_client
 from spark_kwire.spark.typed.spark_types import conform, expected_arrow_type
 
@@ -81,14 +81,10 @@ class SideDecoder:
             for schema_id in self.decoder.missing_schema_ids(frames):
                 if schema_id not in self.unusable:
                     self._add_writer(schema_id)
-            unusable_rows = self._rows_of_unusable(frames)
-            if mode == FAILFAST and unusable_rows.size:
-                row = int(unusable_rows[0])
-                raise self._failure(row, int(frames.schema_id[row]), self.unusable[int(frames.schema_id[row])], where)
-            try:
+            try:  # FAILFAST: the first record that fails, in offset order, whatever the reason
                 result = self.decoder.decode(frames, mode)
             except DecodeError as e:
-                detail = e.reason + (f" in field {e.path}" if e.path else "")
+                detail = self.unusable.get(e.schema_id) or e.reason + (f" in field {e.path}" if e.path else "")
                 raise self._failure(e.row, e.schema_id, detail, where) from None
         values = conform(result.values, self.target)
         if not result.error_count:
@@ -98,12 +94,6 @@ class SideDecoder:
             schema_id = int(result.schema_ids[row])
             reasons[int(row)] = self.unusable.get(schema_id) or result.describe(int(row))
         return values, result.errors, reasons
-
-    def _rows_of_unusable(self, frames) -> np.ndarray:
-        if not self.unusable:
-            return np.empty(0, dtype=np.int64)
-        ids = np.fromiter(self.unusable, dtype=np.int64)
-        return np.flatnonzero((frames.status == 0) & np.isin(frames.schema_id, ids))
 
     def _failure(self, row: int, schema_id: int, reason: str, where) -> KwireRecordDecodeError:
         spec = self.resolved.spec
