@@ -39,7 +39,8 @@ def _names(side: str) -> dict[str, str]:
             "strategy": f"{side}.subject.name.strategy"}
 
 
-_BOTH = [name for side in ("value", "key") for name in _names(side).values()]
+# (schema.registry.url stands for every schema.registry.* option: named here, a misspelt one gets a "did you mean")
+_BOTH = [name for side in ("value", "key") for name in _names(side).values()] + ["schema.registry.url"]
 TYPED_READ_OPTIONS = _BOTH + ["mode", "columnNameOfCorruptRecord"]
 TYPED_WRITE_OPTIONS = _BOTH + ["auto.register.schemas", "use.latest.version"]
 TYPED_NOT_FOR_WRITES = {
