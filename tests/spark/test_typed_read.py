@@ -132,6 +132,8 @@ def test_several_topics_read_as_one_dataframe_only_with_one_schema(spark, bootst
     produce_avro(bootstrap, c, registry.url, KEY, [{"id": 1}])
     both = kwire_reader(spark, bootstrap, f"{a},{b}", registry.url).load()
     assert both.count() == 10 and both.schema["value"].dataType.fieldNames() == ["id", "item", "price", "note"]
+    pattern = kwire_reader(spark, bootstrap, None, registry.url, subscribePattern=f"({a}|{b})").load()
+    assert pattern.count() == 10  # the subjects of the topics the pattern matches at load()
     with pytest.raises(Exception) as info:
         kwire_reader(spark, bootstrap, f"{a},{c}", registry.url).load()
     text = str(info.value)
