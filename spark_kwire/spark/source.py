@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
@@ -10,6 +12,16 @@ from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options import ReadOptions, WriteOptions
 from spark_kwire.spark.schema import read_schema, typed_read_schema
 from spark_kwire.spark.worker_gc import freeze_loaded_objects
+
+
+def _called_from(worker_file: str) -> bool:
+    """True when PySpark's worker module ``worker_file`` is the caller (which one asks tells what Spark is doing)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(worker_file):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def stream_reader_class():
@@ -111,7 +123,8 @@ class KwireDataSource(DataSource):
             return RefusingStreamReader(error)
         return stream_reader_class()(options)
 
-    def _write_options(self, schema: StructType, overwrite: bool, *, streaming: bool) -> WriteOptions:
+    def _write_options(self, schema: StructType, overwrite: bool, *, streaming: bool,
+                       commit_only: bool = False) -> WriteOptions:
         from spark_kwire.spark.writer import validate_write_schema
 
         if overwrite:
@@ -120,7 +133,7 @@ class KwireDataSource(DataSource):
                 "Use .mode('append') (Spark offers Python data sources no other mode that fits Kafka)."
             )
         options = WriteOptions.parse(self.options, streaming=streaming)
-        if options.typed is not None:  # the schemas it encodes with, and the DataFrame's fit, before any write
+        if options.typed is not None and not commit_only:  # the schemas to encode with, and the fit, before any write
             from dataclasses import replace
 
             from spark_kwire.spark.typed.schemas import resolve_write
@@ -139,5 +152,8 @@ class KwireDataSource(DataSource):
         from spark_kwire.spark.writer import KwireStreamWriter
 
         freeze_loaded_objects()  # made again for every micro-batch, in a reused Python worker
-        return KwireStreamWriter(self._write_options(schema, overwrite, streaming=True))
+        # Spark plans each micro-batch's writer (write_into_data_source) and makes another one for its commit or
+        # abort (python_streaming_sink_runner), which encodes nothing: that one does not ask the registry.
+        commit_only = _called_from("python_streaming_sink_runner.py")
+        return KwireStreamWriter(self._write_options(schema, overwrite, streaming=True, commit_only=commit_only))
 

@@ -77,7 +77,10 @@ def test_exactly_once_typed_stream_writes_each_record_once_even_when_replayed(sp
                  partitions=2)
     checkpoint, prefix = str(tmp_path / "cp"), unique("typed-eos")
     query = _run_typed_exactly_once(spark, bootstrap, registry.url, source, sink, checkpoint, prefix)
-    assert len(query.recentProgress) >= 2
+    assert len(query.recentProgress) >= 3
+    # Spark plans the writer of every micro-batch: the schema is registered once per planning process, not per
+    # micro-batch (nor for its commit).
+    assert 1 <= registry.count("POST", f"/subjects/{sink}-value/versions") <= 2
     # The crash between the Kafka commit and Spark's commit log, made deterministic: the last micro-batch's
     # entry in the commit log is removed, so the restarted query runs it again; its marker says it was written.
     commits = sorted(int(name) for name in os.listdir(os.path.join(checkpoint, "commits")) if name.isdigit())

@@ -202,13 +202,10 @@ def _resolve_write_side(spec: SideSpec, typed: TypedOptions, schema: T.StructTyp
             record = spec.record_name or payload.record_name(chosen, (), spec.message_name)
             subject = _write_subject(spec, topic, record)
             text, references = chosen, ()
-            candidate = Schema(text, payload.registry_type)
-            if typed.auto_register:
-                schema_id = client.register(subject, candidate)
-                source = f"registered under subject {subject!r} as schema id {schema_id}"
-            else:
-                schema_id = client.lookup(subject, candidate).schema_id
-                source = f"found under subject {subject!r} as schema id {schema_id}"
+            schema_id = _registered_id(client, typed.registry, subject, Schema(text, payload.registry_type),
+                                       typed.auto_register)
+            source = f"{'registered' if typed.auto_register else 'found'} under subject {subject!r} as schema id " \
+                     f"{schema_id}"
     except SchemaError as e:
         raise KwireSchemaError(f"The {spec.side} schema cannot be read as {spec.format}: {e}") from None
     except RegistryError as e:
@@ -222,6 +219,23 @@ def _resolve_write_side(spec: SideSpec, typed: TypedOptions, schema: T.StructTyp
             f"Column '{spec.side}' does not fit the {spec.format} schema it is to be written with ({source}): "
             f"{e}. Nothing was written.") from None
     return ResolvedSide(spec, text, references, schema_id, source)
+
+
+_registered: dict[tuple, int] = {}
+
+
+def _registered_id(client: RegistryClient, registry: RegistryConfig, subject: str, schema: Schema,
+                   register: bool) -> int:
+    """The id of ``schema`` under ``subject``, registering it when ``register``; remembered per process (Spark plans
+    a stream's writer for every micro-batch: the registry is asked once, as Confluent's serializers cache it)."""
+    key = (registry, subject, schema, register)
+    with _clients_lock:
+        known = _registered.get(key)
+    if known is None:
+        known = client.register(subject, schema) if register else client.lookup(subject, schema).schema_id
+        with _clients_lock:
+            _registered[key] = known
+    return known
 
 
 def resolve_write(typed: TypedOptions, schema: T.StructType, topic: str | None) -> TypedOptions:
