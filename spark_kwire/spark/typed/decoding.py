@@ -16,6 +16,7 @@ string>`` with the record's raw key and value and why it failed, null for record
 from __future__ import annotations
 
 import threading
+import time
 from typing import Iterable, Iterator
 
 import numpy as np
@@ -33,6 +34,9 @@ from spark_kwire.spark.typed.spark_types import conform, expected_arrow_type
 __all__ = ["decode_batches", "SideDecoder", "side_decoder"]
 
 
+NOT_FOUND_RETRY_S = 30.0
+
+
 class SideDecoder:
     """Decodes one side (key or value) of batches with one reader schema; writer schemas are added by id as
     batches name them."""
@@ -45,6 +49,7 @@ class SideDecoder:
         self.decoder = self.payload.decoder(resolved.schema, resolved.references, spec.message_name, bool(TIME_TYPE))
         self.target = expected_arrow_type(resolved.spark_type)
         self.unusable: dict[int, str] = {}  # schema id -> why records framed with it cannot be read
+        self.not_found_at: dict[int, float] = {}  # ids the registry did not know, asked again after a while
         self.lock = threading.Lock()
 
     def _add_writer(self, schema_id: int) -> None:
@@ -63,6 +68,7 @@ class SideDecoder:
             references = [(name, r.text) for name, r in client.references(registered.schema)]
         except SchemaNotFoundError as e:
             self.unusable[schema_id] = str(e)  # names the id, the registry and its answer (40403)
+            self.not_found_at[schema_id] = time.monotonic()
             return
         except RegistryError as e:
             raise KwireSchemaError(f"Cannot get writer schema id {schema_id} of the {spec.side}s being read "
@@ -79,7 +85,7 @@ class SideDecoder:
         with self.lock:
             frames = self.payload.frames(raw)
             for schema_id in self.decoder.missing_schema_ids(frames):
-                if schema_id not in self.unusable:
+                if schema_id not in self.unusable or self._ask_again(schema_id):
                     self._add_writer(schema_id)
             try:  # FAILFAST: the first record that fails, in offset order, whatever the reason
                 result = self.decoder.decode(frames, mode)
@@ -94,6 +100,15 @@ class SideDecoder:
             schema_id = int(result.schema_ids[row])
             reasons[int(row)] = self.unusable.get(schema_id) or result.describe(int(row))
         return values, result.errors, reasons
+
+    def _ask_again(self, schema_id: int) -> bool:
+        """An id the registry did not know is asked for again after NOT_FOUND_RETRY_S (a registry's replicas can
+        lag behind the one a producer registered with); ids that cannot be read as the reader schema are not."""
+        asked = self.not_found_at.get(schema_id)
+        if asked is None or time.monotonic() - asked < NOT_FOUND_RETRY_S:
+            return False
+        del self.unusable[schema_id], self.not_found_at[schema_id]
+        return True
 
     def _failure(self, row: int, schema_id: int, reason: str, where) -> KwireRecordDecodeError:
         spec = self.resolved.spec

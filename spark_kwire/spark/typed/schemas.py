@@ -186,7 +186,7 @@ def _resolve_write_side(spec: SideSpec, typed: TypedOptions, schema: T.StructTyp
     arrow_type = arrow_type_for_write(_column_type(spec, schema))
     client = registry_client(typed.registry)
     payload = spec.payload
-    chosen = spec.schema
+    chosen, subject = spec.schema, None
     if chosen is None and (typed.auto_register or not typed.use_latest) and spec.version is None:
         try:
             chosen = payload.derive_schema(arrow_type, spec.record_name)
@@ -209,9 +209,16 @@ def _resolve_write_side(spec: SideSpec, typed: TypedOptions, schema: T.StructTyp
     except SchemaError as e:
         raise KwireSchemaError(f"The {spec.side} schema cannot be read as {spec.format}: {e}") from None
     except RegistryError as e:
-        action = "registering" if typed.auto_register else "looking up"
-        raise KwireSchemaError(f"{action.capitalize() if chosen is not None else 'Getting'} the {spec.side} schema "
-                               f"in the schema registry failed: {e}") from None
+        if chosen is None:
+            message = f"Getting the {spec.side} schema from the schema registry failed: {e}"
+        elif typed.auto_register:
+            message = f"Registering the {spec.side} schema under subject {subject!r} failed: {e}"
+        else:
+            given = f"'{spec.option('schema')}'" if spec.schema is not None else "derived from the DataFrame"
+            message = (f"The {spec.side} schema ({given}) is not registered under subject {subject!r}: {e}. Register "
+                       f"it (auto.register.schemas=true), or write with the subject's schema (use.latest.version=true,"
+                       f" the default, or {spec.option('version')})")
+        raise KwireSchemaError(message + ".") from None
     try:
         payload.encoder(text, schema_id, references, spec.message_name).check(arrow_type)
     except (TypeMismatchError, SchemaError) as e:
