@@ -1,6 +1,6 @@
 """Typed data on whichever PySpark release runs this file (`make test` runs it on 4.0, 4.1, 4.2 and the newest,
 against the installed wheel): an Avro topic written by confluent-kafka reads as the types Spark's own from_avro
-gives on that release (time-micros: bigint on 4.0, TIME from 4.1), a typed write reads back through
+gives on that release (time-micros: bigint on 4.0 and 4.1, TIME from 4.2), a typed write reads back through
 confluent-kafka's deserializer, and a typed stream runs on that release's streaming API."""
 
 from __future__ import annotations

@@ -45,10 +45,10 @@ OTHER_SCHEMAS = [
 
 
 def spark_reads_time_as_time() -> bool:
-    """from_avro reads time-micros as TIME(6) from Spark 4.1 on (bigint before)."""
+    """from_avro reads time-micros as TIME(6) from Spark 4.2 on (SPARK-54473; bigint before, 4.1 included)."""
     import pyspark
 
-    return tuple(int(x) for x in pyspark.__version__.split(".")[:2]) >= (4, 1)
+    return tuple(int(x) for x in pyspark.__version__.split(".")[:2]) >= (4, 2)
 
 
 def new_decoder(schema) -> AvroDecoder:
