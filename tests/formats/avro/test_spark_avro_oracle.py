@@ -57,12 +57,12 @@ def new_decoder(schema) -> AvroDecoder:
 
 def from_arrow_type(t):
     """The Spark type of an Arrow type as Spark's Arrow conversion (ArrowUtils) reads it. PySpark's own
-    from_arrow_type agrees from 4.1 on; in 4.0 it drops list and map item nullability and reads timestamps
-    without a time zone as TIMESTAMP (so does not serve as the oracle there)."""
+    from_arrow_type agrees from 4.2 on; in 4.0 it drops list and map item nullability, and in 4.0 and 4.1 it reads
+    timestamps without a time zone as TIMESTAMP (so does not serve as the oracle there)."""
     import pyspark
 
     spark_type = _spark_type(t)
-    if tuple(int(x) for x in pyspark.__version__.split(".")[:2]) >= (4, 1):
+    if tuple(int(x) for x in pyspark.__version__.split(".")[:2]) >= (4, 2):
         from pyspark.sql.pandas.types import from_arrow_type as convert
 
         assert convert(t) == spark_type
