@@ -146,3 +146,16 @@ def test_typed_option_errors_reach_the_user_at_load(spark):
         spark.read.format("kwire").options(**BASE, valueFormat="avro").load()
     with pytest.raises(Exception, match="Did you mean 'valueFormat'"):
         spark.read.format("kwire").options(**BASE, valueformatt="avro").load()
+
+
+def test_subject_options_refused_where_no_subject_is_looked_up():
+    inline = {**AVRO, "valueSchema": '"string"'}
+    refused("gives the reader schema inline", **inline, valueRecordName="a.B")
+    refused("gives the reader schema inline", **inline, **{"value.subject.name.strategy": "RecordNameStrategy"})
+    refused("names the subject under RecordNameStrategy", **AVRO, valueRecordName="a.B")
+    assert read(**AVRO, valueRecordName="a.B", **{"value.subject.name.strategy": "RecordNameStrategy"}).typed
+    # writes: a record name names a derived schema's record, or the subject of a record strategy
+    assert write(valueFormat="avro", valueRecordName="a.B", **REGISTRY, **{"auto.register.schemas": "true"}).typed
+    refused("here neither applies", write, valueFormat="avro", valueRecordName="a.B", **REGISTRY)
+    refused("already names the schema", write, valueFormat="avro", valueSchemaVersion="2", **REGISTRY,
+            **{"use.latest.version": "false"})

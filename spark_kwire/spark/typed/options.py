@@ -239,6 +239,18 @@ def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
     if corrupt is not None and mode != PERMISSIVE:
         raise KwireOptionError("Option 'columnNameOfCorruptRecord' names the column of records that do not "
                                "decode, which only mode=PERMISSIVE keeps.")
+    for spec in typed.sides:
+        if spec.schema is not None:  # the reader schema given inline: no subject is looked up
+            for what in ("strategy", "record"):
+                if spec.option(what).lower() in opts:
+                    raise KwireOptionError(
+                        f"Option '{spec.option(what)}' chooses the subject the reader schema comes from, but "
+                        f"'{spec.option('schema')}' gives the reader schema inline (each record's writer schema "
+                        f"comes by its id). Drop one of them.")
+        elif spec.record_name is not None and spec.strategy == "TopicNameStrategy":
+            raise KwireOptionError(
+                f"Option '{spec.option('record')}' names the subject under RecordNameStrategy or "
+                f"TopicRecordNameStrategy; {spec.option('strategy')} is TopicNameStrategy (the default).")
     if mode == PERMISSIVE:
         corrupt = DEFAULT_CORRUPT_COLUMN if corrupt is None else str(corrupt).strip()
         if not corrupt or corrupt.lower() in {c.lower() for c in _KAFKA_COLUMNS}:
@@ -251,6 +263,18 @@ def _write_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
     auto = _bool(opts, "auto.register.schemas", False)
     latest = _bool(opts, "use.latest.version", True)
     for spec in typed.sides:
+        derived = spec.schema is None and spec.version is None and (auto or not latest)
+        if spec.record_name is not None and spec.strategy == "TopicNameStrategy" and not derived:
+            which = "given inline" if spec.schema else "the subject's"
+            raise KwireOptionError(
+                f"Option '{spec.option('record')}' names the subject under a record strategy, or the record of a "
+                f"schema derived from the DataFrame; here neither applies ({spec.option('strategy')} is "
+                f"TopicNameStrategy and the schema is {which}).")
+        if "use.latest.version" in opts and (spec.version is not None or spec.schema is not None) and not auto:
+            raise KwireOptionError(
+                f"use.latest.version chooses between the subject's latest version and a schema derived from the "
+                f"DataFrame; '{spec.option('version' if spec.version is not None else 'schema')}' already names "
+                f"the schema. Drop one of them.")
         if auto and spec.version is not None:
             raise KwireOptionError(f"'{spec.option('version')}' names a version that is registered already; it "
                                    f"cannot be combined with auto.register.schemas=true.")
