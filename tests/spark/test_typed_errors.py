@@ -137,3 +137,25 @@ def test_refused_credentials_name_their_source_never_the_secret(spark, bootstrap
         assert sorted(r.sensor for r in df.select("value.sensor").collect()) == sorted(g["sensor"] for g in GOOD)
         df.explain(mode="extended")
         assert password not in capsys.readouterr().out
+
+
+def test_a_static_bearer_token_reads_and_is_never_shown(spark, bootstrap, create_topic, capsys):
+    from spark_kwire.client.registry import RegistryClient, Schema
+    from tests.formats.avro.oracle import frame, write
+
+    token = "token-" + uuid.uuid4().hex
+    topic = create_topic(unique("typed-bearer"), partitions=1)
+    bearer = {"bearer.auth.credentials.source": "STATIC_TOKEN", "bearer.auth.token": token}
+    with SchemaRegistryServer(bearer_tokens={token: "reader"}) as secured:
+        schema_id = RegistryClient({"url": secured.url, **bearer}).register(f"{topic}-value",
+                                                                           Schema(json.dumps(SCHEMA)))
+        produce_raw(bootstrap, topic, [(None, frame(schema_id, write(SCHEMA, g))) for g in GOOD])
+        options = {f"schema.registry.{k}": v for k, v in bearer.items()}
+        df = kwire_reader(spark, bootstrap, topic, secured.url, **options).load()
+        assert [r.sensor for r in df.select("value.sensor").collect()] == [g["sensor"] for g in GOOD]
+        df.explain(mode="extended")
+        assert token not in capsys.readouterr().out
+        wrong = {**options, "schema.registry.bearer.auth.token": "wrong-" + token}
+        with pytest.raises(Exception) as info:
+            kwire_reader(spark, bootstrap, topic, secured.url, **wrong).load()
+        assert "401" in str(info.value) and "STATIC_TOKEN" in str(info.value) and token not in str(info.value)
