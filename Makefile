@@ -14,11 +14,12 @@ PYTEST_ARGS ?=
 # (not the checkout) and runs the Spark-facing tests. Latest patch of each line, as PyPI serves them.
 OLDER_SPARK_RELEASES ?= 4.0.5 4.1.4 4.2.1
 # Spark-facing tests run on every release: batch read and write, streaming, registration, Connect, notebooks,
-# exactly-once streams, Kerberos (keytab, ticket cache, errors; the gssapi binding built in each virtualenv).
+# exactly-once streams, Kerberos (keytab, ticket cache, errors; the gssapi binding built in each virtualenv),
+# typed (Avro) reads, writes and streams.
 RELEASE_TESTS ?= tests/spark/test_spark_releases.py tests/spark/test_registration.py \
 	tests/spark/test_spark_connect.py tests/test_notebooks.py::test_quickstart_notebook_runs \
 	tests/test_notebooks.py::test_databricks_notebook_runs tests/spark/test_exactly_once_stream.py \
-	tests/spark/test_kerberos_spark.py
+	tests/spark/test_kerberos_spark.py tests/spark/test_typed_releases.py
 # The whole suite runs in this many pytest-xdist workers, each with its own broker and Spark session (test
 # files stay whole on one worker, so their module fixtures are made once). The suite mostly waits on brokers
 # and Spark, not on the CPU: measured on 2 cores, see .ci/test-matrix.

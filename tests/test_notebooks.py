@@ -49,7 +49,7 @@ def _kernelspec_dir(root: Path, env: dict[str, str]) -> Path:
     return root
 
 
-def execute_quickstart(bootstrap: str | None, timeout: int = 300):
+def execute_quickstart(bootstrap: str | None, timeout: int = 300, registry: str | None = None):
     """Run quickstart.ipynb top to bottom in a fresh kernel; returns (executed notebook, seconds)."""
     import nbformat
     from nbclient import NotebookClient
@@ -61,6 +61,8 @@ def execute_quickstart(bootstrap: str | None, timeout: int = 300):
            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     if bootstrap:
         env["KWIRE_BOOTSTRAP"] = bootstrap
+    if registry:
+        env["KWIRE_SCHEMA_REGISTRY"] = registry
     with tempfile.TemporaryDirectory(prefix="kwire-kernels-") as jupyter_dir:
         _kernelspec_dir(Path(jupyter_dir), env)
         previous = os.environ.get("JUPYTER_PATH")
@@ -104,6 +106,11 @@ def check_quickstart_outputs(nb, *, broker: str, pushdown: bool) -> None:
     assert "rows: 1000" in text
     assert re.search(r"\|\s*click\|\s*334\|", text) and re.search(r"\|\s*view\|\s*666\|", text)
     assert "rows in offsets [10, 20) of each partition: 30" in text
+    # the Avro topic, in the registry the test gave (or the notebook's own): typed at load() from the registered
+    # schema, the sums as Spark computes them
+    assert f"registry: {'KWIRE_SCHEMA_REGISTRY' if broker == 'KWIRE_BOOTSTRAP' else 'local test registry'}" in text
+    assert "value: struct<id:bigint,kind:string,amount:decimal(8,2)>" in text
+    assert re.search(r"\|\s*click\|\s*334\|\s*16683\.30\|", text) and re.search(r"\|\s*view\|\s*666\|\s*33266\.70\|", text)
 
     per_partition = ast.literal_eval(re.search(r"records per partition: (\{.*?\})", text).group(1))
     assert sum(per_partition.values()) == 1000
@@ -126,9 +133,11 @@ def check_quickstart_outputs(nb, *, broker: str, pushdown: bool) -> None:
 
 
 def test_quickstart_notebook_runs(bootstrap):
-    nb, elapsed = execute_quickstart(bootstrap)
+    from tests.spark.typed_fixtures import the_registry
+
+    nb, elapsed = execute_quickstart(bootstrap, registry=the_registry().url)
     print(f"quickstart.ipynb ran in {elapsed:.1f}s")
-    # The test broker (the notebook started none); the kernel runs this interpreter, hence its PySpark.
+    # The test broker and registry (the notebook started none); the kernel runs this interpreter, hence its PySpark.
     check_quickstart_outputs(nb, broker="KWIRE_BOOTSTRAP", pushdown=bool(FILTER_PUSHDOWN))
 
 
@@ -295,7 +304,8 @@ if __name__ == "__main__":
         sys.exit("usage: tests/test_notebooks.py --save   (executes notebooks/quickstart.ipynb and saves its outputs)")
     import nbformat
 
-    executed, seconds = execute_quickstart(os.environ.get("KWIRE_BOOTSTRAP"))
+    executed, seconds = execute_quickstart(os.environ.get("KWIRE_BOOTSTRAP"),
+                                           registry=os.environ.get("KWIRE_SCHEMA_REGISTRY"))
     try:
         check_quickstart_outputs(executed, broker="KWIRE_BOOTSTRAP" if os.environ.get("KWIRE_BOOTSTRAP")
                                  else "local KafkaCluster", pushdown=bool(FILTER_PUSHDOWN))

@@ -9,7 +9,8 @@ from __future__ import annotations
 from spark_kwire.client.errors import MetadataAuthorizationError
 from spark_kwire.protocol.errors import KwireError
 
-__all__ = ["KwireOptionError", "DataLossError", "KwireCommitError", "KwireWriteError", "MetadataAuthorizationError"]
+__all__ = ["KwireOptionError", "DataLossError", "KwireCommitError", "KwireWriteError", "MetadataAuthorizationError",
+           "KwireSchemaError", "KwireRecordDecodeError"]
 
 
 class KwireOptionError(KwireError, ValueError):
@@ -26,3 +27,13 @@ class KwireCommitError(KwireError):
 
 class KwireWriteError(KwireError):
     """A row cannot be written (null topic, partition out of range...)."""
+
+
+class KwireSchemaError(KwireError):
+    """A typed read or write cannot get or use its schema (subject or version not found, registry unreachable or
+    refusing the credentials, a DataFrame that does not fit the schema); the message names which and where."""
+
+
+class KwireRecordDecodeError(KwireError):
+    """A record's key or value does not decode with its schema (mode=FAILFAST): the message names the topic,
+    partition, offset, schema id and field."""

@@ -38,7 +38,7 @@ Offsets come from ListOffsets with the client's isolation level (read_uncommitte
 `kafka.isolation.level` says otherwise), as `kafka-consumer-groups.sh` and `kafka-get-offsets.sh` do.
 
 The rows are built by the client layer (:mod:`spark_kwire.client.admin.cluster_tables`, which `spark_kwire.admin`
-shares); the options are parsed by :func:`spark_kwire.spark.options.parse_metadata_options`. This module
+shares); the options are parsed by :func:`spark_kwire.spark.metadata_options.parse_metadata_options`. This module
 holds the Spark side: the schemas, and a reader that spreads the work over Spark tasks.
 """
 
@@ -54,7 +54,7 @@ from spark_kwire.client.admin.cluster_tables import (TABLES, NameFilter, Unknown
                                                partition_rows, select_groups, select_topics, topic_rows,
                                                topic_summaries)
 from spark_kwire.spark.errors import KwireOptionError, MetadataAuthorizationError
-from spark_kwire.spark.options import metadata_table_name, parse_metadata_options
+from spark_kwire.spark.metadata_options import metadata_table_name, parse_metadata_options
 from spark_kwire.spark.shared_client import shared_client
 
 __all__ = ["TABLES", "SCHEMAS", "metadata_schema", "MetadataReader", "MetadataPartition", "MetadataAuthorizationError"]

@@ -13,10 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from spark_kwire.client.admin.cluster_tables import TABLES, NameFilter
+from spark_kwire.client.admin.cluster_tables import NameFilter
 from spark_kwire.client.config import Secret, is_sensitive_key
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.sasl_options import DELEGATION_TOKEN_OPTIONS, check_security_options, parse_delegation_token
+from spark_kwire.spark.typed import options as typed_options
 
 EARLIEST = -2
 LATEST = -1
@@ -30,13 +31,15 @@ _READ_COMMON = [
     "startingOffsets", "startingOffsetsByTimestamp", "startingTimestamp", "startingOffsetsByTimestampStrategy",
     "maxRecordsPerPartition", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs",
     "groupIdPrefix", "maxDecompressedBytes", "packPartitions", "targetRecordsPerPartition", *DELEGATION_TOKEN_OPTIONS,
+    *typed_options.TYPED_READ_OPTIONS,
 ]
 # Accepted by batch reads and ignored with a warning, as Spark's source does (a stream's options can be reused).
 _STREAM_ONLY_IGNORED_IN_BATCH = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"]
 BATCH_READ_OPTIONS = _READ_COMMON + ["endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"] + \
     _STREAM_ONLY_IGNORED_IN_BATCH
 STREAM_READ_OPTIONS = _READ_COMMON + _STREAM_ONLY_IGNORED_IN_BATCH + ["commitOffsetsToGroup", "startingOffsetsGroup"]
-WRITE_OPTIONS = ["topic", "deliveryGuarantee", "transactionalIdPrefix", *DELEGATION_TOKEN_OPTIONS]
+WRITE_OPTIONS = ["topic", "deliveryGuarantee", "transactionalIdPrefix", *DELEGATION_TOKEN_OPTIONS,
+                 *typed_options.TYPED_WRITE_OPTIONS]
 # What Spark itself puts into a stream writer's options (a reader's and a batch writer's get none).
 _SPARK_INJECTED_STREAM_WRITE = {"checkpointlocation", "queryname"}
 
@@ -54,7 +57,7 @@ _NOT_FOR_READS = {
     "queryname": "it belongs on writeStream",
     "deliveryguarantee": "it chooses how a write delivers (at-least-once or exactly-once); a read of "
                          "transactional data chooses what it sees with kafka.isolation.level",
-    "transactionalidprefix": "it names the transactions of an exactly-once write",
+    "transactionalidprefix": "it names the transactions of an exactly-once write", **typed_options.TYPED_NOT_FOR_READS,
 }
 _NOT_FOR_BATCH_READS = {
     "commitoffsetstogroup": "it applies to streaming reads (readStream) only",
@@ -73,7 +76,7 @@ _NOT_FOR_WRITES = {
     "paths": "kwire writes take no path: set the 'topic' option or give the rows a 'topic' column",
     **{name.lower(): "it is a read option; a write names its topic with the 'topic' option or a 'topic' column"
        for name in set(BATCH_READ_OPTIONS + STREAM_READ_OPTIONS + ["metadata", "groups", "groupPattern"])
-       if name.lower() not in ("includeheaders",)},
+       if name.lower() not in ("includeheaders",)}, **typed_options.TYPED_NOT_FOR_WRITES,
 }
 _DOCUMENTED = {k.lower(): k for k in BATCH_READ_OPTIONS + STREAM_READ_OPTIONS + WRITE_OPTIONS + [
     "metadata", "groups", "groupPattern", "path", "paths", "checkpointLocation", "queryName"]}
@@ -112,7 +115,7 @@ def _reject_unknown(options: Mapping[str, str], known: list[str], what: str,
     spelled = _spelling(known)
     for key in options:
         k = key.lower()
-        if k.startswith("kafka.") or k in spelled or k in tolerated:
+        if k.startswith(("kafka.", typed_options.REGISTRY_PREFIX)) or k in spelled or k in tolerated:
             continue
         if k in misplaced:
             raise KwireOptionError(f"Option '{_DOCUMENTED.get(k, key)}' does not apply to {what}: {misplaced[k]}.")
@@ -213,7 +216,7 @@ def _parse_partition_map(options: Mapping[str, str], name: str, example: str) ->
     return result
 
 
-def _names(raw: str, option: str, what: str) -> tuple[str, ...]:
+def parse_names(raw: str, option: str, what: str) -> tuple[str, ...]:
     """Comma-separated names (each once, in order), at least one."""
     names = tuple(dict.fromkeys(n.strip() for n in str(raw).split(",") if n.strip()))
     if not names:
@@ -221,7 +224,7 @@ def _names(raw: str, option: str, what: str) -> tuple[str, ...]:
     return names
 
 
-def _pattern(raw: str, option: str) -> str:
+def parse_pattern(raw: str, option: str) -> str:
     """A non-empty, valid regular expression."""
     if not str(raw).strip():
         raise KwireOptionError(f"Option '{option}' must be a non-empty regular expression, e.g. 'events-.*'.")
@@ -267,9 +270,9 @@ def parse_subscription(options: Mapping[str, str]) -> Subscription:
     raw = options[kind.lower()]
     if kind == "subscribe":
         # each topic once, as Spark's source (its consumer subscribes to a set): 't,t' reads t once
-        return Subscription(kind, topics=_names(raw, "subscribe", "topic"))
+        return Subscription(kind, topics=parse_names(raw, "subscribe", "topic"))
     if kind == "subscribePattern":
-        return Subscription(kind, pattern=_pattern(raw, "subscribePattern"))
+        return Subscription(kind, pattern=parse_pattern(raw, "subscribePattern"))
     example = '{"topicA":[0,1],"topicB":[2,4]}'
     assignment = []
     for topic, partitions in _parse_json_object(options, "assign", example).items():
@@ -376,6 +379,7 @@ class ReadOptions:
     # Records per Spark partition when kwire packs ranges (packing.py); None when it does not pack.
     pack_target: int | None = None
     delegation_token: str | None = None  # tasks' SCRAM mechanism with delegationToken=true (delegation.py)
+    typed: typed_options.TypedOptions | None = None  # typed keys or values (spark/typed/); None: both binary
 
     @property
     def read_committed(self) -> bool:
@@ -457,6 +461,7 @@ class ReadOptions:
             max_trigger_delay_ms=delay_ms,
             commit_group=commit_group.strip() if commit_group else None,
             delegation_token=parse_delegation_token(opts, kafka),
+            typed=typed_options.parse_typed(opts, write=False),
         )
 
 
@@ -513,6 +518,7 @@ class WriteOptions:
     transactional_id_prefix: str | None = None  # exactly-once only; tasks use <prefix>-<partition id>
     transaction_timeout_ms: int | None = None  # exactly-once only
     delegation_token: str | None = None  # tasks' SCRAM mechanism with delegationToken=true (delegation.py)
+    typed: typed_options.TypedOptions | None = None  # typed keys or values (spark/typed/); None: both binary
 
     @property
     def exactly_once(self) -> bool:
@@ -535,65 +541,5 @@ class WriteOptions:
         guarantee, prefix, timeout_ms = transaction_options(opts, kafka, streaming=streaming)
         return cls(kafka=kafka, topic=topic.strip() if topic else None, delivery_guarantee=guarantee,
                    transactional_id_prefix=prefix, transaction_timeout_ms=timeout_ms,
-                   delegation_token=parse_delegation_token(opts, kafka))
-
-
-# -- metadata tables: option("metadata", <table>) -------------------------------------------------------------
-
-# The options a metadata read accepts (lower-case key -> documented spelling), and which tables use them.
-_METADATA_OPTION_NAMES = {"metadata": "metadata", "subscribe": "subscribe", "subscribepattern": "subscribePattern",
-                          "groups": "groups", "grouppattern": "groupPattern"}
-_TOPIC_FILTERS = ("subscribe", "subscribepattern")
-_GROUP_FILTERS = ("groups", "grouppattern")
-_APPLIES = {"topics": _TOPIC_FILTERS, "partitions": _TOPIC_FILTERS, "groups": _GROUP_FILTERS,
-            "group_offsets": _TOPIC_FILTERS + _GROUP_FILTERS}
-
-
-def metadata_table_name(table: str | None) -> str:
-    """The table named by option 'metadata' (case-insensitive), one of the cluster tables."""
-    name = (table or "").strip().lower()
-    if name not in TABLES:
-        hint = difflib.get_close_matches(name, TABLES, n=1, cutoff=0.6)
-        suggestion = f" Did you mean '{hint[0]}'?" if hint else ""
-        raise KwireOptionError(
-            f"Unknown metadata table {table!r} (option 'metadata').{suggestion} "
-            f"Accepted tables: {', '.join(TABLES)}."
-        )
-    return name
-
-
-def parse_name_filter(opts: Mapping[str, str], names_key: str, pattern_key: str, what: str) -> NameFilter:
-    """Exact names (`subscribe` / `groups`), a whole-name regex (`subscribePattern` / `groupPattern`), or all."""
-    spelled = _METADATA_OPTION_NAMES
-    given = [k for k in (names_key, pattern_key) if k in opts]
-    if len(given) > 1:
-        raise KwireOptionError(f"Give at most one of the options '{spelled[names_key]}' and '{spelled[pattern_key]}'.")
-    if names_key in opts:
-        return NameFilter(names=_names(opts[names_key], spelled[names_key], what), option=spelled[names_key])
-    if pattern_key in opts:
-        return NameFilter(pattern=_pattern(opts[pattern_key], spelled[pattern_key]), option=spelled[pattern_key])
-    return NameFilter()
-
-
-def parse_metadata_options(table: str, options: Mapping[str, str]) -> tuple[str, dict, NameFilter, NameFilter]:
-    """(table, kafka params, topic filter, group filter), after rejecting options that do not apply."""
-    table = metadata_table_name(table)
-    opts = {str(k).lower(): v for k, v in options.items()}
-    for key in opts:
-        if key.startswith("kafka.") or key == "metadata" or key in _APPLIES[table]:
-            continue
-        if key in _METADATA_OPTION_NAMES:
-            usable = ", ".join(t for t in TABLES if key in _APPLIES[t])
-            raise KwireOptionError(
-                f"Option '{_METADATA_OPTION_NAMES[key]}' does not apply to metadata table '{table}' (only to: {usable}).")
-        accepted = ["metadata"] + [_METADATA_OPTION_NAMES[k] for k in _APPLIES[table]]
-        hint = difflib.get_close_matches(key, [a.lower() for a in accepted], n=1, cutoff=0.75)
-        suggestion = f" Did you mean '{_METADATA_OPTION_NAMES[hint[0]]}'?" if hint else ""
-        raise KwireOptionError(
-            f"Unknown option '{key}' for a kwire metadata read of table '{table}'.{suggestion} Accepted options: "
-            f"{', '.join(accepted)}, and Kafka client settings prefixed with 'kafka.'."
-        )
-    params = kafka_params(opts)
-    topics = parse_name_filter(opts, "subscribe", "subscribepattern", "topic")
-    groups = parse_name_filter(opts, "groups", "grouppattern", "group")
-    return table, params, topics, groups
+                   delegation_token=parse_delegation_token(opts, kafka),
+                   typed=typed_options.parse_typed(opts, write=True))

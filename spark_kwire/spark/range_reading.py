@@ -25,6 +25,11 @@ class ReadsPlannedRanges:
         kafka = self.options.kafka
         if isinstance(partition, TokenAuthenticated):  # delegationToken=true: the task logs in with the token
             kafka, partition = partition.kafka, partition.partition
-        return read_partition(kafka, partition, include_headers=self.options.include_headers,
-                              read_committed=self.options.read_committed,
-                              fail_on_data_loss=self.options.fail_on_data_loss)
+        batches = read_partition(kafka, partition, include_headers=self.options.include_headers,
+                                 read_committed=self.options.read_committed,
+                                 fail_on_data_loss=self.options.fail_on_data_loss)
+        if self.options.typed is None:
+            return batches
+        from spark_kwire.spark.typed.decoding import decode_batches  # typed keys or values, per batch
+
+        return decode_batches(self.options.typed, batches)

@@ -42,3 +42,19 @@ def arrow_read_schema(include_headers: bool) -> pa.Schema:
     if include_headers:
         fields.append(pa.field("headers", ARROW_HEADERS_TYPE))
     return pa.schema(fields)
+
+
+# The corrupt-record column of a PERMISSIVE typed read: the raw key and value of a record that did not decode,
+# and why; null for records that decoded.
+CORRUPT_RECORD_TYPE = StructType([StructField("key", BinaryType()), StructField("value", BinaryType()),
+                                  StructField("error", StringType())])
+
+
+def typed_read_schema(include_headers: bool, typed) -> StructType:
+    """:func:`read_schema` with typed key and value columns (``typed``: spark/typed/'s resolved options) and, in
+    PERMISSIVE mode, the corrupt-record column last."""
+    types = {resolved.spec.side: resolved.spark_type for resolved in typed.resolved}
+    fields = [StructField(f.name, types.get(f.name, f.dataType)) for f in read_schema(include_headers).fields]
+    if typed.corrupt_column is not None:
+        fields.append(StructField(typed.corrupt_column, CORRUPT_RECORD_TYPE))
+    return StructType(fields)

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import sys
+
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
 from spark_kwire.spark.capabilities import READ_LIMIT_API
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options import ReadOptions, WriteOptions
-from spark_kwire.spark.schema import read_schema
+from spark_kwire.spark.schema import read_schema, typed_read_schema
 from spark_kwire.spark.worker_gc import freeze_loaded_objects
+
+
+def _called_from(worker_file: str) -> bool:
+    """True when PySpark's worker module ``worker_file`` is the caller (which one asks tells what Spark is doing)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(worker_file):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def stream_reader_class():
@@ -60,8 +72,26 @@ class KwireDataSource(DataSource):
             return metadata_schema(self._metadata_table())
         # Spark asks for the schema when the DataFrame is defined (load()), as Spark's kafka source checks its
         # options then; whether it is a batch or a stream is known only later, so check what both refuse.
-        ReadOptions.parse(self.options, streaming=None)
-        return read_schema(self._include_headers())
+        options = ReadOptions.parse(self.options, streaming=None)
+        if options.typed is None:
+            return read_schema(self._include_headers())
+        # Typed keys or values: their reader schemas are decided now, once (Spark pickles this instance with them
+        # for the reader), so the DataFrame is typed before any data is read and later reads decode to that type.
+        if getattr(self, "_typed_read", None) is None:
+            from spark_kwire.spark.typed.schemas import resolve_typed_read
+
+            self._typed_read = resolve_typed_read(options)
+        return typed_read_schema(self._include_headers(), self._typed_read)
+
+    def _read_options(self, streaming: bool) -> ReadOptions:
+        """The read's options, with the typed sides' schemas decided at load() (see schema())."""
+        options = ReadOptions.parse(self.options, streaming=streaming)
+        if options.typed is None:
+            return options
+        from dataclasses import replace
+
+        self.schema()  # decides the schemas when Spark did not ask for them (a schema given to .schema())
+        return replace(options, typed=self._typed_read)
 
     def _check_schema(self, schema: StructType) -> None:
         expected = self.schema()
@@ -81,19 +111,20 @@ class KwireDataSource(DataSource):
             return MetadataReader(self._metadata_table(), self.options)
         reader_class = KwirePushdownBatchReader if pushdown_enabled_by_caller() else KwireBatchReader
         freeze_loaded_objects()  # Spark plans each read in a reused Python worker that collects afterwards
-        return reader_class(ReadOptions.parse(self.options))
+        return reader_class(self._read_options(streaming=False))
 
     def streamReader(self, schema: StructType):
         try:
             self._check_schema(schema)
-            options = ReadOptions.parse(self.options, streaming=True)
+            options = self._read_options(streaming=True)
         except Exception as error:
             # Raised here, Spark's streaming worker reports "UnboundLocalError: ... 'reader'" instead of
             # the message (PySpark 4.0 to 4.3); raised from the reader's first call, the user reads it.
             return RefusingStreamReader(error)
         return stream_reader_class()(options)
 
-    def _write_options(self, schema: StructType, overwrite: bool, *, streaming: bool) -> WriteOptions:
+    def _write_options(self, schema: StructType, overwrite: bool, *, streaming: bool,
+                       commit_only: bool = False) -> WriteOptions:
         from spark_kwire.spark.writer import validate_write_schema
 
         if overwrite:
@@ -102,6 +133,12 @@ class KwireDataSource(DataSource):
                 "Use .mode('append') (Spark offers Python data sources no other mode that fits Kafka)."
             )
         options = WriteOptions.parse(self.options, streaming=streaming)
+        if options.typed is not None and not commit_only:  # the schemas to encode with, and the fit, before any write
+            from dataclasses import replace
+
+            from spark_kwire.spark.typed.schemas import resolve_write
+
+            options = replace(options, typed=resolve_write(options.typed, schema, options.topic))
         validate_write_schema(schema, options)
         from spark_kwire.spark.delegation import write_options_for_tasks
 
@@ -117,5 +154,8 @@ class KwireDataSource(DataSource):
         from spark_kwire.spark.writer import KwireStreamWriter
 
         freeze_loaded_objects()  # made again for every micro-batch, in a reused Python worker
-        return KwireStreamWriter(self._write_options(schema, overwrite, streaming=True))
+        # Spark plans each micro-batch's writer (write_into_data_source) and makes another one for its commit or
+        # abort (python_streaming_sink_runner), which encodes nothing: that one does not ask the registry.
+        commit_only = _called_from("python_streaming_sink_runner.py")
+        return KwireStreamWriter(self._write_options(schema, overwrite, streaming=True, commit_only=commit_only))
 

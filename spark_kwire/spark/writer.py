@@ -83,6 +83,8 @@ def validate_write_schema(schema: StructType, options: WriteOptions) -> None:
     for name, f in columns.items():
         if name == "topic" and options.topic is not None:
             continue  # the option overrides the column, whatever its type (as in Spark's sink)
+        if options.typed is not None and name in options.typed.columns:
+            continue  # a typed key or value: checked against its schema (spark/typed/schemas.py)
         accepted, described = _ACCEPTED[name]
         if not any(same_type_as_spark(f.dataType, t) for t in accepted):
             raise KwireOptionError(
@@ -265,6 +267,16 @@ class _TaskWriter:
                            transaction=self.transaction.finish() if self.transaction is not None else None)
 
 
+def _task_batches(options: WriteOptions, items: Iterator) -> Iterator[pa.RecordBatch]:
+    """The task's rows as Arrow batches, typed keys and values encoded (spark/typed/encoding.py)."""
+    batches = rows_to_batches(items)
+    if options.typed is None:
+        return batches
+    from spark_kwire.spark.typed.encoding import encode_batches
+
+    return encode_batches(options.typed, batches)
+
+
 _tasks_in_process = 0
 
 
@@ -279,7 +291,7 @@ def write_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> W
         writer = _TaskWriter(options, producer)
         times = producer.times
         waited = times.since("lease", started)
-        for batch in rows_to_batches(batches):
+        for batch in _task_batches(options, batches):
             waited = times.since("spark_handoff", waited)
             writer.add(batch)
             waited = time.perf_counter()
@@ -299,7 +311,7 @@ def _write_in_transaction(options: WriteOptions, batches: Iterator[pa.RecordBatc
         if transaction.already_written:
             return WriteReport()  # a replayed micro-batch whose transaction was committed before
         writer = _TaskWriter(options, producer, transaction)
-        for batch in rows_to_batches(batches):
+        for batch in _task_batches(options, batches):
             writer.add(batch)
         return writer.finish()
     finally:

@@ -9,7 +9,7 @@ Avro -> Spark (-> Arrow):
   union: the null branch makes the type nullable; one other branch -> that type; int+long -> bigint;
   float+double -> double; otherwise a struct of member0..memberN (each nullable), one per non-null branch.
 Nullability as spark-avro marks it: nullable exactly when the Avro type is null or a union holding null.
-From Spark 4.1 on, ``from_avro`` reads ``time-micros`` as TIME(6) rather than bigint: ``time_type=True``
+From Spark 4.2 on (SPARK-54473; 4.1 still gives bigint), ``from_avro`` reads ``time-micros`` as TIME(6) rather than bigint: ``time_type=True``
 maps it to Arrow time64[us], which those releases turn into TIME.
 A recursive type cannot be parsed at all (``parser.py``); a decimal over 38 digits is refused here, as
 Spark refuses it.

@@ -45,10 +45,10 @@ OTHER_SCHEMAS = [
 
 
 def spark_reads_time_as_time() -> bool:
-    """from_avro reads time-micros as TIME(6) from Spark 4.1 on (bigint before)."""
+    """from_avro reads time-micros as TIME(6) from Spark 4.2 on (SPARK-54473; bigint before, 4.1 included)."""
     import pyspark
 
-    return tuple(int(x) for x in pyspark.__version__.split(".")[:2]) >= (4, 1)
+    return tuple(int(x) for x in pyspark.__version__.split(".")[:2]) >= (4, 2)
 
 
 def new_decoder(schema) -> AvroDecoder:
@@ -57,12 +57,12 @@ def new_decoder(schema) -> AvroDecoder:
 
 def from_arrow_type(t):
     """The Spark type of an Arrow type as Spark's Arrow conversion (ArrowUtils) reads it. PySpark's own
-    from_arrow_type agrees from 4.1 on; in 4.0 it drops list and map item nullability and reads timestamps
-    without a time zone as TIMESTAMP (so does not serve as the oracle there)."""
+    from_arrow_type agrees from 4.2 on; in 4.0 it drops list and map item nullability, and in 4.0 and 4.1 it reads
+    timestamps without a time zone as TIMESTAMP (so does not serve as the oracle there)."""
     import pyspark
 
     spark_type = _spark_type(t)
-    if tuple(int(x) for x in pyspark.__version__.split(".")[:2]) >= (4, 1):
+    if tuple(int(x) for x in pyspark.__version__.split(".")[:2]) >= (4, 2):
         from pyspark.sql.pandas.types import from_arrow_type as convert
 
         assert convert(t) == spark_type

@@ -1,0 +1,284 @@
+"""The options of typed reads and writes (issue #29): payload formats of the key and value, where their schemas
+come from, the schema registry, and what a read does with a record that does not decode.
+
+Names follow Confluent's clients where they have one (``schema.registry.<key>`` with the registry client's keys,
+``value.subject.name.strategy``, ``auto.register.schemas``, ``use.latest.version``) and Spark's ``from_avro``
+otherwise (``mode``, ``columnNameOfCorruptRecord``). Parsing here checks the options alone; what needs the
+registry (a subject's schema, a record name, the fit of a DataFrame) is resolved by ``schemas.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from typing import TYPE_CHECKING
+
+from spark_kwire.spark.errors import KwireOptionError
+from spark_kwire.spark.typed.payload_formats import FORMAT_NAMES, TYPED_FORMAT_NAMES, payload_format
+
+if TYPE_CHECKING:
+    from spark_kwire.client.registry.config import RegistryConfig
+
+# (The registry client is imported where it is used: every read and write task imports this module, and a binary
+# one needs no registry.)
+
+__all__ = ["SideSpec", "TypedOptions", "parse_typed", "TYPED_READ_OPTIONS", "TYPED_WRITE_OPTIONS",
+           "REGISTRY_PREFIX", "TYPED_NOT_FOR_READS", "TYPED_NOT_FOR_WRITES", "FAILFAST", "PERMISSIVE"]
+
+SIDES = ("key", "value")
+REGISTRY_PREFIX = "schema.registry."
+FAILFAST, PERMISSIVE = "FAILFAST", "PERMISSIVE"
+DEFAULT_CORRUPT_COLUMN = "_corrupt_record"  # Spark's spark.sql.columnNameOfCorruptRecord default
+_KAFKA_COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers")
+
+
+def _names(side: str) -> dict[str, str]:
+    return {"format": f"{side}Format", "schema": f"{side}Schema", "version": f"{side}SchemaVersion",
+            "record": f"{side}RecordName", "message": f"{side}MessageName",
+            "strategy": f"{side}.subject.name.strategy"}
+
+
+# (schema.registry.url stands for every schema.registry.* option: named here, a misspelt one gets a "did you mean")
+_BOTH = [name for side in ("value", "key") for name in _names(side).values()] + ["schema.registry.url"]
+TYPED_READ_OPTIONS = _BOTH + ["mode", "columnNameOfCorruptRecord"]
+TYPED_WRITE_OPTIONS = _BOTH + ["auto.register.schemas", "use.latest.version"]
+TYPED_NOT_FOR_WRITES = {
+    "mode": "it says what a read does with a record that does not decode; a write fails on a row that does not "
+            "fit its schema, naming the row and field",
+    "columnnameofcorruptrecord": "it names the column where a PERMISSIVE read keeps records that do not decode",
+}
+TYPED_NOT_FOR_READS = {
+    "auto.register.schemas": "it registers the schema a write encodes with; a read decodes with the subject's "
+                             "schema (or valueSchema) and each record's writer schema by id",
+    "use.latest.version": "it chooses the schema a write encodes with; a read uses the subject's latest version "
+                          "unless valueSchemaVersion names one",
+}
+
+
+@dataclass(frozen=True)
+class SideSpec:
+    """What the options ask for the key or the value: its format and where its schema comes from."""
+
+    side: str  # "key" | "value"
+    format: str  # avro | protobuf | json-schema
+    schema: str | None = None  # given inline (valueSchema)
+    version: int | None = None  # a registered version (valueSchemaVersion); None: the latest
+    strategy: str = "TopicNameStrategy"
+    record_name: str | None = None  # fully-qualified; for record strategies (valueRecordName)
+    message_name: str | None = None  # Protobuf: which message of the file (valueMessageName)
+
+    def option(self, what: str) -> str:
+        """The documented name of this side's option ``what`` (format, schema, version, record, message...)."""
+        return _names(self.side)[what]
+
+    @property
+    def payload(self):
+        return payload_format(self.format)
+
+
+@dataclass(frozen=True)
+class TypedOptions:
+    """The typed sides of a read or write, the registry (None: schemas given inline, no registry), and the
+    read's mode or the write's registration rules. ``resolved`` is filled by ``schemas.py``: per side, the
+    schema decided at load() (reads) or writer creation (writes)."""
+
+    sides: tuple[SideSpec, ...]
+    registry: "RegistryConfig | None" = field(default=None, repr=False)
+    mode: str = FAILFAST
+    corrupt_column: str | None = None  # PERMISSIVE reads only
+    auto_register: bool = False
+    use_latest: bool = True
+    resolved: tuple = ()  # of schemas.ResolvedSide, in the order of `sides`
+
+    def side(self, name: str) -> SideSpec | None:
+        return next((s for s in self.sides if s.side == name), None)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(s.side for s in self.sides)
+
+
+def _bool(opts: Mapping[str, Any], name: str, default: bool) -> bool:
+    raw = opts.get(name.lower())
+    if raw is None:
+        return default
+    value = str(raw).strip().lower()
+    if value not in ("true", "false"):
+        raise KwireOptionError(f"Option '{name}' must be 'true' or 'false', got {raw!r}.")
+    return value == "true"
+
+
+def _format(opts: Mapping[str, Any], side: str) -> str:
+    name = _names(side)["format"]
+    raw = opts.get(name.lower())
+    if raw is None:
+        return "binary"
+    value = str(raw).strip().lower().replace("_", "-")
+    if value in ("json", "jsonschema"):
+        value = "json-schema" if value == "jsonschema" else value
+    if value not in FORMAT_NAMES:
+        hint = " ('json-schema' reads Confluent's JSON Schema format; plain JSON text is read with from_json on " \
+               "a binary value)" if value == "json" else ""
+        raise KwireOptionError(f"Option '{name}' must be one of {', '.join(FORMAT_NAMES)} (default binary), "
+                               f"got {raw!r}{hint}.")
+    return value
+
+
+def _version(opts: Mapping[str, Any], name: str) -> int | None:
+    raw = opts.get(name.lower())
+    if raw is None or str(raw).strip().lower() == "latest":
+        return None
+    try:
+        version = int(str(raw).strip())
+    except ValueError:
+        version = 0
+    if version < 1:
+        raise KwireOptionError(f"Option '{name}' must be a registered version number (1, 2, ...) or 'latest', "
+                               f"got {raw!r}.")
+    return version
+
+
+def _strategy(opts: Mapping[str, Any], name: str) -> str:
+    from spark_kwire.client.registry.errors import RegistryConfigError
+    from spark_kwire.client.registry.subject_names import STRATEGY_NAMES, subject_name_strategy
+
+    raw = opts.get(name.lower())
+    if raw is None:
+        return "TopicNameStrategy"
+    try:
+        chosen = subject_name_strategy(raw, key=name)
+    except RegistryConfigError:
+        raise KwireOptionError(
+            f"Option '{name}' must name a subject name strategy: {', '.join(STRATEGY_NAMES)} (short names, "
+            f"Confluent's Java class names io.confluent.kafka.serializers.subject.* or confluent-kafka's function "
+            f"names), got {raw!r}.") from None
+    return next(n for n in STRATEGY_NAMES if subject_name_strategy(n) is chosen)
+
+
+def _text(opts: Mapping[str, Any], name: str) -> str | None:
+    raw = opts.get(name.lower())
+    if raw is None:
+        return None
+    if not str(raw).strip():
+        raise KwireOptionError(f"Option '{name}' must not be empty.")
+    return str(raw).strip() if name.endswith(("RecordName", "MessageName")) else str(raw)
+
+
+def _registry(opts: Mapping[str, Any]) -> "RegistryConfig | None":
+    from spark_kwire.client.registry.config import RegistryConfig
+    from spark_kwire.client.registry.errors import RegistryConfigError
+
+    given = {k[len(REGISTRY_PREFIX):]: v for k, v in opts.items() if k.lower().startswith(REGISTRY_PREFIX)}
+    if not given:
+        return None
+    try:
+        return RegistryConfig.from_options(given)
+    except RegistryConfigError as e:
+        raise KwireOptionError(f"{e} (the option '{REGISTRY_PREFIX}{e.key}').") from None
+
+
+def _side(opts: Mapping[str, Any], side: str, fmt: str, *, write: bool) -> SideSpec:
+    names = _names(side)
+    payload_format(fmt)  # a format not available yet is refused here, at load()
+    schema = _text(opts, names["schema"])
+    version = _version(opts, names["version"])
+    if schema is not None and names["version"].lower() in opts:
+        raise KwireOptionError(f"Give at most one of '{names['schema']}' (a schema given inline) and "
+                               f"'{names['version']}' (a version registered under the subject).")
+    message = _text(opts, names["message"])
+    if message is not None and fmt != "protobuf":
+        raise KwireOptionError(f"Option '{names['message']}' names a Protobuf message; {names['format']} is "
+                               f"'{fmt}'.")
+    return SideSpec(side, fmt, schema=schema, version=version, strategy=_strategy(opts, names["strategy"]),
+                    record_name=_text(opts, names["record"]), message_name=message)
+
+
+def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
+    """The typed part of a read's (``write=False``) or write's options, lower-case keys; None when both key and
+    value are binary (then every typed option is refused, saying what it needs)."""
+    formats = {side: _format(opts, side) for side in SIDES}
+    typed = [side for side in SIDES if formats[side] != "binary"]
+    for side in SIDES:
+        if formats[side] == "binary":
+            for what, name in _names(side).items():
+                if what != "format" and name.lower() in opts:
+                    raise KwireOptionError(
+                        f"Option '{name}' applies only when '{_names(side)['format']}' is one of "
+                        f"{', '.join(TYPED_FORMAT_NAMES)} ({_names(side)['format']} is 'binary', the default).")
+    if not typed:
+        for key in opts:
+            if key.startswith(REGISTRY_PREFIX) or key in ("mode", "columnnameofcorruptrecord",
+                                                          "auto.register.schemas", "use.latest.version"):
+                shown = key if key.startswith(REGISTRY_PREFIX) else {"columnnameofcorruptrecord":
+                                                                     "columnNameOfCorruptRecord"}.get(key, key)
+                raise KwireOptionError(
+                    f"Option '{shown}' applies only to typed keys or values: set 'valueFormat' (or 'keyFormat') "
+                    f"to one of {', '.join(TYPED_FORMAT_NAMES)}.")
+        return None
+    sides = tuple(_side(opts, side, formats[side], write=write) for side in ("value", "key") if side in typed)
+    registry = _registry(opts)
+    result = TypedOptions(sides, registry)
+    for spec in sides:
+        if registry is None and (write or spec.schema is None):
+            why = ("a write frames every value with its schema's registry id" if write else
+                   f"the reader schema comes from the registry unless '{spec.option('schema')}' gives it inline")
+            raise KwireOptionError(f"{spec.option('format')}={spec.format} needs 'schema.registry.url' ({why}).")
+    return _write_rules(opts, result) if write else _read_rules(opts, result)
+
+
+def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
+    raw = opts.get("mode")
+    mode = FAILFAST if raw is None else str(raw).strip().upper()
+    if mode not in (FAILFAST, PERMISSIVE):
+        extra = " (DROPMALFORMED is not offered: a Kafka read never drops records silently; use PERMISSIVE " \
+                "and filter on the corrupt-record column)" if mode == "DROPMALFORMED" else ""
+        raise KwireOptionError(f"Option 'mode' must be FAILFAST (the default) or PERMISSIVE, as from_avro's, "
+                               f"got {raw!r}{extra}.")
+    corrupt = opts.get("columnnameofcorruptrecord")
+    if corrupt is not None and mode != PERMISSIVE:
+        raise KwireOptionError("Option 'columnNameOfCorruptRecord' names the column of records that do not "
+                               "decode, which only mode=PERMISSIVE keeps.")
+    for spec in typed.sides:
+        if spec.schema is not None:  # the reader schema given inline: no subject is looked up
+            for what in ("strategy", "record"):
+                if spec.option(what).lower() in opts:
+                    raise KwireOptionError(
+                        f"Option '{spec.option(what)}' chooses the subject the reader schema comes from, but "
+                        f"'{spec.option('schema')}' gives the reader schema inline (each record's writer schema "
+                        f"comes by its id). Drop one of them.")
+        elif spec.record_name is not None and spec.strategy == "TopicNameStrategy":
+            raise KwireOptionError(
+                f"Option '{spec.option('record')}' names the subject under RecordNameStrategy or "
+                f"TopicRecordNameStrategy; {spec.option('strategy')} is TopicNameStrategy (the default).")
+    if mode == PERMISSIVE:
+        corrupt = DEFAULT_CORRUPT_COLUMN if corrupt is None else str(corrupt).strip()
+        if not corrupt or corrupt.lower() in {c.lower() for c in _KAFKA_COLUMNS}:
+            raise KwireOptionError(f"Option 'columnNameOfCorruptRecord' must name a new column (not one of "
+                                   f"{', '.join(_KAFKA_COLUMNS)}), got {corrupt!r}.")
+    return TypedOptions(typed.sides, typed.registry, mode=mode, corrupt_column=corrupt)
+
+
+def _write_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
+    auto = _bool(opts, "auto.register.schemas", False)
+    latest = _bool(opts, "use.latest.version", True)
+    for spec in typed.sides:
+        derived = spec.schema is None and spec.version is None and (auto or not latest)
+        if spec.record_name is not None and spec.strategy == "TopicNameStrategy" and not derived:
+            which = "given inline" if spec.schema else "the subject's"
+            raise KwireOptionError(
+                f"Option '{spec.option('record')}' names the subject under a record strategy, or the record of a "
+                f"schema derived from the DataFrame; here neither applies ({spec.option('strategy')} is "
+                f"TopicNameStrategy and the schema is {which}).")
+        if "use.latest.version" in opts and (spec.version is not None or spec.schema is not None) and not auto:
+            raise KwireOptionError(
+                f"use.latest.version chooses between the subject's latest version and a schema derived from the "
+                f"DataFrame; '{spec.option('version' if spec.version is not None else 'schema')}' already names "
+                f"the schema. Drop one of them.")
+        if auto and spec.version is not None:
+            raise KwireOptionError(f"'{spec.option('version')}' names a version that is registered already; it "
+                                   f"cannot be combined with auto.register.schemas=true.")
+        if auto and "use.latest.version" in opts and latest:
+            raise KwireOptionError("use.latest.version=true writes with the subject's latest schema, which "
+                                   "auto.register.schemas=true would replace by the DataFrame's; keep one.")
+    return TypedOptions(typed.sides, typed.registry, auto_register=auto, use_latest=latest and not auto)

@@ -1,0 +1,250 @@
+"""The schemas of a typed read or write, decided once on the driver: at load() for a read (the reader schema,
+hence the DataFrame's typed columns, before any data is read), when the writer is made for a write (the schema
+and id it encodes with, and the DataFrame's fit to it, before anything is written).
+
+Reads: the reader schema is the inline ``valueSchema``, else the subject's latest version (or
+``valueSchemaVersion``). The subject comes from the strategy: TopicNameStrategy (``<topic>-value``, the default)
+and TopicRecordNameStrategy give one subject per topic; a read of several topics needs them all to hold the same
+schema (one DataFrame has one type), else it is refused naming each subject's schema id. RecordNameStrategy
+needs ``valueRecordName`` (one subject for every topic).
+
+Writes: ``valueSchemaVersion`` names a registered version; with ``auto.register.schemas=true`` the inline schema
+(or the one spark-avro's ``toAvroType`` derives from the column) is registered; otherwise an inline schema (or,
+with ``use.latest.version=false``, the derived one) must be registered under the subject already, and by default
+the subject's latest version is used.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+
+import pyarrow as pa
+from pyspark.sql import types as T
+
+from spark_kwire.client.registry import RegistryClient, RegistryConfig, RegistryError, Schema
+from spark_kwire.client.registry.subject_names import subject_name_strategy
+from spark_kwire.formats.errors import SchemaError, TypeMismatchError
+from spark_kwire.spark.capabilities import TIME_TYPE
+from spark_kwire.spark.errors import KwireOptionError, KwireSchemaError
+from spark_kwire.spark.typed.options import SideSpec, TypedOptions
+from spark_kwire.spark.typed.spark_types import arrow_type_for_write, spark_type
+
+__all__ = ["ResolvedSide", "resolve_read", "resolve_write", "registry_client"]
+
+References = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class ResolvedSide:
+    """One typed side with its schema decided: ``schema`` (text) and ``references``; ``schema_id`` its registry id
+    (None for an inline reader schema); ``source`` says where it came from (for messages); reads also carry the
+    column's Arrow type (as the format decodes it) and Spark type."""
+
+    spec: SideSpec
+    schema: str
+    references: References = ()
+    schema_id: int | None = None
+    source: str = ""
+    arrow_type: pa.DataType | None = None
+    spark_type: T.DataType | None = None
+
+
+_clients: dict[RegistryConfig, RegistryClient] = {}
+_clients_lock = threading.Lock()
+
+
+def registry_client(config: RegistryConfig) -> RegistryClient:
+    """One client per registry configuration per process (the schemas it fetched are cached per process)."""
+    with _clients_lock:
+        client = _clients.get(config)
+        if client is None:
+            client = _clients[config] = RegistryClient(config)
+        return client
+
+
+def _subject(spec: SideSpec, topic: str | None, record_name: str | None) -> str:
+    strategy = subject_name_strategy(spec.strategy)
+    return strategy(topic, spec.side == "key", record_name)
+
+
+def _fetch(client: RegistryClient, spec: SideSpec, subject: str, why: str):
+    version = spec.version if spec.version is not None else "latest"
+    try:
+        registered = client.version(subject, version)
+        references = tuple((name, r.text) for name, r in client.references(registered.schema))
+    except RegistryError as e:
+        raise KwireSchemaError(f"Cannot get the schema of {spec.option('format')}={spec.format} from the schema "
+                               f"registry: {e}. (Subject {subject!r}: {why}.)") from None
+    if registered.schema_type != spec.payload.registry_type:
+        raise KwireSchemaError(f"Subject {subject!r} version {registered.version} (schema id {registered.schema_id})"
+                               f" is a {registered.schema_type} schema, but {spec.option('format')} is "
+                               f"'{spec.format}' ({spec.payload.registry_type}).")
+    return registered, references
+
+
+def _reader_subjects(spec: SideSpec, topics: list[str]) -> dict[str, str]:
+    """{subject: why} of the reader schema."""
+    if spec.strategy == "TopicNameStrategy":
+        return {_subject(spec, t, None): f"{spec.strategy} for topic {t!r}" for t in topics}
+    if not spec.record_name:
+        raise KwireOptionError(
+            f"{spec.option('strategy')}={spec.strategy} names subjects after the record, so a read needs the "
+            f"record's fully-qualified name in '{spec.option('record')}' (e.g. com.acme.Order), or the reader "
+            f"schema inline in '{spec.option('schema')}'.")
+    if spec.strategy == "RecordNameStrategy":
+        return {_subject(spec, None, spec.record_name): f"{spec.strategy} for record {spec.record_name!r}"}
+    return {_subject(spec, t, spec.record_name): f"{spec.strategy} for topic {t!r}" for t in topics}
+
+
+def _typed_columns(spec: SideSpec, text: str, references: References, schema_id, source: str) -> ResolvedSide:
+    try:
+        decoder = spec.payload.decoder(text, references, spec.message_name, bool(TIME_TYPE))
+    except SchemaError as e:
+        raise KwireSchemaError(f"The {spec.side} schema ({source}) cannot be read as {spec.format}: {e}") from None
+    try:
+        column_type = spark_type(decoder.arrow_type)
+    except TypeError as e:
+        raise KwireSchemaError(f"The {spec.side} schema ({source}) has a type Spark cannot show: {e}") from None
+    return ResolvedSide(spec, text, references, schema_id, source, decoder.arrow_type, column_type)
+
+
+def _resolve_read_side(spec: SideSpec, registry: RegistryConfig | None, topics: list[str]) -> ResolvedSide:
+    if spec.schema is not None:
+        return _typed_columns(spec, spec.schema, (), None, f"option '{spec.option('schema')}'")
+    subjects = _reader_subjects(spec, topics)
+    if not subjects:
+        raise KwireSchemaError(f"No topic matches the subscription now, so there is no subject to take the "
+                               f"{spec.side} schema from; give it in '{spec.option('schema')}'.")
+    client = registry_client(registry)
+    found = {subject: _fetch(client, spec, subject, why) for subject, why in subjects.items()}
+    ids = {registered.schema_id for registered, _refs in found.values()}
+    if len(ids) > 1:
+        listed = "; ".join(f"{s!r} has schema id {r.schema_id} (version {r.version})" for s, (r, _) in found.items())
+        raise KwireSchemaError(
+            f"The topics read have different {spec.side} schemas ({listed}), and one DataFrame has one type. Read "
+            f"them separately, or give a reader schema that fits them all in '{spec.option('schema')}' (each "
+            f"record is still decoded with its own writer schema from the registry).")
+    subject, (registered, references) = next(iter(found.items()))
+    source = f"subject {subject!r} version {registered.version}, schema id {registered.schema_id}"
+    return _typed_columns(spec, registered.text, references, registered.schema_id, source)
+
+
+def resolve_read(typed: TypedOptions, topics: list[str]) -> TypedOptions:
+    """``typed`` with every side's reader schema and column types decided (registry calls on the driver)."""
+    return replace(typed, resolved=tuple(_resolve_read_side(spec, typed.registry, topics) for spec in typed.sides))
+
+
+def subscribed_topics(options) -> list[str]:
+    """The topics a read's subscription names now (a pattern is matched against the cluster's topics)."""
+    subscription = options.subscription
+    if subscription.kind != "subscribePattern":
+        return list(subscription.topics)
+    from spark_kwire.spark.shared_client import shared_client
+
+    selected = subscription.topic_filter
+    return [t for t in shared_client(options.kafka).list_topics() if selected.matches(t)]
+
+
+def resolve_typed_read(options) -> TypedOptions:
+    """The typed part of a read's options (``ReadOptions``) with its reader schemas decided."""
+    typed = options.typed
+    needs_topics = any(s.schema is None and s.strategy != "RecordNameStrategy" for s in typed.sides)
+    return resolve_read(typed, subscribed_topics(options) if needs_topics else [])
+
+
+def read_schema_types(typed: TypedOptions) -> dict[str, T.DataType]:
+    """{column: Spark type} of the typed columns of a resolved read."""
+    return {r.spec.side: r.spark_type for r in typed.resolved}
+
+
+# -- writes -----------------------------------------------------------------------------------------------
+
+def _column_type(spec: SideSpec, schema: T.StructType) -> T.DataType:
+    # Spark's sink finds columns by their exact name (writer.sink_columns): so does the typed check
+    matches = [f for f in schema.fields if f.name == spec.side]
+    if not matches:
+        raise KwireOptionError(f"{spec.option('format')}={spec.format} but the DataFrame has no '{spec.side}' "
+                               f"column to encode. Columns given: {', '.join(schema.fieldNames()) or 'none'}.")
+    return matches[0].dataType
+
+
+def _write_subject(spec: SideSpec, topic: str | None, record_name: str | None) -> str:
+    if spec.strategy != "RecordNameStrategy" and topic is None:
+        raise KwireOptionError(
+            f"A typed write with {spec.option('strategy')}={spec.strategy} needs the 'topic' option: the subject "
+            f"is named after the topic, and rows with a 'topic' column could go to topics with different "
+            f"subjects. Set 'topic', or use RecordNameStrategy.")
+    if spec.strategy != "TopicNameStrategy" and not record_name:
+        raise KwireOptionError(
+            f"{spec.option('strategy')}={spec.strategy} names the subject after the record: set "
+            f"'{spec.option('record')}' to its fully-qualified name.")
+    return _subject(spec, topic, record_name)
+
+
+def _resolve_write_side(spec: SideSpec, typed: TypedOptions, schema: T.StructType, topic: str | None) -> ResolvedSide:
+    arrow_type = arrow_type_for_write(_column_type(spec, schema))
+    client = registry_client(typed.registry)
+    payload = spec.payload
+    chosen, subject = spec.schema, None
+    if chosen is None and (typed.auto_register or not typed.use_latest) and spec.version is None:
+        try:
+            chosen = payload.derive_schema(arrow_type, spec.record_name)
+        except SchemaError as e:
+            raise KwireSchemaError(f"No {spec.format} schema can be derived from column '{spec.side}': {e}") from None
+    try:
+        if chosen is None:  # a registered version: the latest, or valueSchemaVersion
+            subject = _write_subject(spec, topic, spec.record_name)
+            registered, references = _fetch(client, spec, subject, f"{spec.strategy}")
+            text, schema_id = registered.text, registered.schema_id
+            source = f"subject {subject!r} version {registered.version}, schema id {schema_id}"
+        else:
+            record = spec.record_name or payload.record_name(chosen, (), spec.message_name)
+            subject = _write_subject(spec, topic, record)
+            text, references = chosen, ()
+            schema_id = _registered_id(client, typed.registry, subject, Schema(text, payload.registry_type),
+                                       typed.auto_register)
+            source = f"{'registered' if typed.auto_register else 'found'} under subject {subject!r} as schema id " \
+                     f"{schema_id}"
+    except SchemaError as e:
+        raise KwireSchemaError(f"The {spec.side} schema cannot be read as {spec.format}: {e}") from None
+    except RegistryError as e:
+        if chosen is None:
+            message = f"Getting the {spec.side} schema from the schema registry failed: {e}"
+        elif typed.auto_register:
+            message = f"Registering the {spec.side} schema under subject {subject!r} failed: {e}"
+        else:
+            given = f"'{spec.option('schema')}'" if spec.schema is not None else "derived from the DataFrame"
+            message = (f"The {spec.side} schema ({given}) is not registered under subject {subject!r}: {e}. Register "
+                       f"it (auto.register.schemas=true), or write with the subject's schema (use.latest.version=true,"
+                       f" the default, or {spec.option('version')})")
+        raise KwireSchemaError(message + ".") from None
+    try:
+        payload.encoder(text, schema_id, references, spec.message_name).check(arrow_type)
+    except (TypeMismatchError, SchemaError) as e:
+        raise KwireSchemaError(
+            f"Column '{spec.side}' does not fit the {spec.format} schema it is to be written with ({source}): "
+            f"{e}. Nothing was written.") from None
+    return ResolvedSide(spec, text, references, schema_id, source)
+
+
+_registered: dict[tuple, int] = {}
+
+
+def _registered_id(client: RegistryClient, registry: RegistryConfig, subject: str, schema: Schema,
+                   register: bool) -> int:
+    """The id of ``schema`` under ``subject``, registering it when ``register``; remembered per process (Spark plans
+    a stream's writer for every micro-batch: the registry is asked once, as Confluent's serializers cache it)."""
+    key = (registry, subject, schema, register)
+    with _clients_lock:
+        known = _registered.get(key)
+    if known is None:
+        known = client.register(subject, schema) if register else client.lookup(subject, schema).schema_id
+        with _clients_lock:
+            _registered[key] = known
+    return known
+
+
+def resolve_write(typed: TypedOptions, schema: T.StructType, topic: str | None) -> TypedOptions:
+    """``typed`` with the schema and id of every side decided and the DataFrame's columns checked against them."""
+    return replace(typed, resolved=tuple(_resolve_write_side(spec, typed, schema, topic) for spec in typed.sides))

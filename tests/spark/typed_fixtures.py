@@ -1,0 +1,167 @@
+"""What the typed-data Spark tests share: one schema registry per test process (the harness's, serving Confluent's
+REST API), confluent-kafka's Avro serializer and deserializer as the independent writer and reader, and Spark's
+own ``from_avro`` (spark-avro, loaded by the session's ``spark`` fixture) over Spark's built-in ``kafka`` source
+as the oracle of typed reads.
+
+Import the fixtures into a test module (``from tests.spark.typed_fixtures import registry  # noqa: F401``). The
+registry is one server for the whole process, never a new one per module: Spark's Python workers keep kwire's
+decoders and registry caches per registry URL, and a later server on a recycled port would hand out the same
+schema ids for other schemas.
+"""
+
+from __future__ import annotations
+
+import atexit
+import decimal
+import json
+import threading
+import time
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from harness.schema_registry import SchemaRegistryServer
+
+_server: SchemaRegistryServer | None = None
+_lock = threading.Lock()
+
+
+def the_registry() -> SchemaRegistryServer:
+    """The process's test registry, started on first use."""
+    global _server
+    with _lock:
+        if _server is None:
+            _server = SchemaRegistryServer().start()
+            atexit.register(_server.stop)
+        return _server
+
+
+@pytest.fixture(scope="module")
+def registry() -> SchemaRegistryServer:
+    server = the_registry()
+    server.clear_faults()
+    return server
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def serializer(registry: str | dict, schema, *, conf: dict | None = None) -> AvroSerializer:
+    """confluent-kafka's AvroSerializer (registers the schema under the subject of its strategy); ``registry``: its
+    URL or a SchemaRegistryClient configuration."""
+    text = schema if isinstance(schema, str) else json.dumps(schema)
+    client_conf = registry if isinstance(registry, dict) else {"url": registry}
+    return AvroSerializer(SchemaRegistryClient(client_conf), text, conf=conf)
+
+
+def produce_avro(bootstrap: str, topic: str, registry_url: str | dict, schema, values, *, keys=None, key_schema=None,
+                 partitions: int | None = None, serializer_conf: dict | None = None) -> None:
+    """Write ``values`` (and ``keys``) with confluent-kafka's AvroSerializer (a None value is a tombstone); record
+    i goes to partition i % partitions when ``partitions`` is given. Waits for every delivery."""
+    value_ser = serializer(registry_url, schema, conf=serializer_conf)
+    key_ser = serializer(registry_url, key_schema, conf=serializer_conf) if key_schema is not None else None
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    errors = []
+    for i, value in enumerate(values):
+        payload = value_ser(value, SerializationContext(topic, MessageField.VALUE)) if value is not None else None
+        key = None
+        if keys is not None:
+            key = key_ser(keys[i], SerializationContext(topic, MessageField.KEY)) if key_ser else keys[i]
+        extra = {"partition": i % partitions} if partitions else {}
+        producer.produce(topic, value=payload, key=key, on_delivery=lambda err, msg: err and errors.append(err),
+                         **extra)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    assert not errors, errors
+
+
+def produce_raw(bootstrap: str, topic: str, records) -> None:
+    """Write (key, value[, partition]) byte records as they are."""
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for key, value, *rest in records:
+        producer.produce(topic, value=value, key=key, **({"partition": rest[0]} if rest else {}))
+    assert producer.flush(60) == 0
+
+
+def consume_avro(bootstrap: str, topic: str, registry_url: str, expected: int, *, partitions: int = 1,
+                 typed_key: bool = False, isolation: str = "read_uncommitted", timeout_s: float = 60):
+    """[(key, value)] of ``topic`` read by confluent-kafka's consumer and AvroDeserializer, once ``expected``
+    records arrived (a few more seconds of reading then make sure there are no more)."""
+    client = SchemaRegistryClient({"url": registry_url})
+    value_de = AvroDeserializer(client)
+    key_de = AvroDeserializer(client) if typed_key else None
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("typed-check"),
+                         "enable.auto.commit": False, "isolation.level": isolation})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got = []
+    deadline = time.monotonic() + timeout_s
+    settle = None
+    try:
+        while time.monotonic() < deadline:
+            for message in consumer.consume(500, timeout=0.5):
+                assert message.error() is None, message.error()
+                value = message.value()
+                if value is not None:
+                    value = value_de(value, SerializationContext(topic, MessageField.VALUE))
+                key = message.key()
+                if key_de is not None and key is not None:
+                    key = key_de(key, SerializationContext(topic, MessageField.KEY))
+                got.append((key, value))
+            if len(got) >= expected:
+                settle = settle or time.monotonic() + 2
+                if time.monotonic() > settle:
+                    break
+    finally:
+        consumer.close()
+    return got
+
+
+def kwire_reader(spark, bootstrap: str, topic: str, registry_url: str | None = None, *, stream: bool = False,
+                 **options):
+    """A kwire reader of ``topic`` from the earliest offsets, with valueFormat=avro unless options say otherwise."""
+    reader = (spark.readStream if stream else spark.read).format("kwire")
+    settings = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic, "startingOffsets": "earliest",
+                "valueFormat": "avro", **({"schema.registry.url": registry_url} if registry_url else {}), **options}
+    for key, value in settings.items():
+        if value is not None:
+            reader = reader.option(key, str(value))
+    return reader
+
+
+def oracle_frame(spark, bootstrap: str, topic: str, schemas_by_id: dict[int, str], reader_schema: str | None = None):
+    """Spark's built-in kafka source and spark-avro's from_avro: the value of each record decoded with the writer
+    schema of its id (``schemas_by_id``), resolved to ``reader_schema`` when given (the ``avroSchema`` option),
+    as a DataFrame of (partition, offset, value). Tombstones give a null value."""
+    from pyspark.sql.avro.functions import from_avro
+    from pyspark.sql import functions as F
+
+    raw = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+           .option("startingOffsets", "earliest").load()
+           .select("partition", "offset", "value",
+                   F.expr("CAST(conv(hex(substring(value, 2, 4)), 16, 10) AS INT)").alias("schema_id")))
+    options = {"avroSchema": reader_schema} if reader_schema else {}
+    parts = []
+    for schema_id, writer in sorted(schemas_by_id.items()):
+        part = raw.where((F.col("schema_id") == schema_id) | F.col("value").isNull()) if len(schemas_by_id) > 1 \
+            else raw
+        parts.append(part.select("partition", "offset",
+                                 from_avro(F.expr("substring(value, 6)"), writer, options).alias("value")))
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.unionByName(part)
+    return result.dropDuplicates(["partition", "offset"])
+
+
+def rows_as_json(df, column: str = "value") -> list:
+    """[(partition, offset, parsed JSON of the column)] ordered by partition and offset: Spark's own rendering of
+    the values (maps compare as dicts, decimals exactly)."""
+    from pyspark.sql import functions as F
+
+    rows = (df.select("partition", "offset", F.to_json(F.struct(F.col(column))).alias("j"))
+            .orderBy("partition", "offset").collect())
+    return [(r.partition, r.offset, json.loads(r.j, parse_float=decimal.Decimal)) for r in rows]
