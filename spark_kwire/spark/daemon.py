@@ -13,6 +13,12 @@ process (about 150 MB resident, mostly shared with the workers it forks). It can
 settings of the cluster cannot be chosen (serverless compute, Spark Connect clients of a shared cluster).
 Whatever fails to load is logged and left to the workers, which then load it as they would without this module.
 Nothing may be written to standard output here: PySpark's daemon answers the JVM there.
+
+PySpark's own daemon imports nothing before forking, because a thread running at fork() is missing in the
+child while what it held stays held. This one starts no Python thread (a helper compiling kernels is a
+process), but importing pyarrow starts its allocator's (jemalloc's) background thread and importing numpy
+OpenBLAS's worker threads; both libraries reset their threads and locks in a forked child (fork handlers),
+which is what makes forking after importing them safe, as PyTorch's data loaders commonly do.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from __future__ import annotations
 import gc
 import importlib
 import logging
+import os
+import threading
 import time
 
 _log = logging.getLogger("spark_kwire")
@@ -57,8 +65,23 @@ def preload() -> dict:
         kernels = {}
     gc.collect()
     gc.freeze()  # forked workers start with these objects out of the collector's way (see spark/worker_gc.py)
-    loaded.update(modules=modules, kernels=kernels, seconds=round(time.perf_counter() - started, 3))
+    loaded.update(modules=modules, kernels=kernels, seconds=round(time.perf_counter() - started, 3),
+                  python_threads=threading.active_count(), native_threads=_native_threads())
     return loaded
+
+
+def _native_threads() -> list[str]:
+    """Names of this process's threads: besides the main one, pyarrow's jemalloc starts a background thread
+    and numpy's OpenBLAS its workers when imported; both libraries reset them in a forked child."""
+    try:
+        tasks = sorted(os.listdir("/proc/self/task"))
+        names = []
+        for task in tasks:
+            with open(f"/proc/self/task/{task}/comm", encoding="utf-8") as f:
+                names.append(f.read().strip())
+        return names
+    except OSError:
+        return []
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ import pyarrow as pa
 from spark_kwire.client.errors import OffsetOutOfRangeError, UnknownTopicError
 from spark_kwire.client.consumer.fetcher import fetch_range
 from spark_kwire.client.consumer.packed_fetch import PackedFetch
+from spark_kwire.protocol.records import warming
 from spark_kwire.spark.errors import DataLossError
 from spark_kwire.spark.packing import PackedRanges
 from spark_kwire.spark.planner import OffsetRange
@@ -187,6 +188,7 @@ class _Stats:
             "topic": self.rng.topic, "partition": self.rng.partition, "start": self.rng.start, "end": self.rng.end,
             "records_fetched": self.records, "bytes_fetched": self.bytes, "seconds": round(time.time() - self.started, 3),
             "worker_objects_frozen": gc.get_freeze_count(),  # see worker_gc.py
+            "pid": os.getpid(), "kernels": warming.timings(),  # how this worker got its record kernels (see protocol/records/warming.py)
         })
         with open(os.path.join(folder, f"reads-{os.getpid()}.jsonl"), "a") as f:
             f.write(line + "\n")

@@ -18,7 +18,7 @@ from pyspark.sql.types import ArrayType, BinaryType, DataType, IntegerType, Stri
 
 from spark_kwire.client.errors import UnknownTopicError
 from spark_kwire.client.producer.producer import Producer
-from spark_kwire.protocol.records import partition_for_keys
+from spark_kwire.protocol.records import partition_for_keys, warming
 from spark_kwire.spark.capabilities import ARROW_STREAM_WRITER
 from spark_kwire.spark.errors import KwireOptionError, KwireWriteError
 from spark_kwire.spark.exactly_once import TaskTransaction, TaskTransactionWriter, abort_all, commit_all
@@ -310,7 +310,7 @@ def _task_profile(producer: Producer, report: WriteReport, seconds: float) -> di
     """Where this task's time went, also written as one JSON line to the file KWIRE_PROFILE names."""
     profile = {"task_in_process": _tasks_in_process, "seconds": round(seconds, 6),
                "records": sum(report.written.values()), "partitions": len(report.written),
-               "phases": producer.phase_times()}
+               "phases": producer.phase_times(), "kernels": warming.timings()}
     target = os.environ.get("KWIRE_PROFILE", "")
     if os.sep in target or target.endswith(".jsonl"):
         with open(target, "a", encoding="utf-8") as out:

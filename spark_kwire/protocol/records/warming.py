@@ -134,7 +134,7 @@ def load(path: str) -> None:
             notes.remember(path, implementation.cache.loaded_index_files())
         _ready.add(path)
         _timings[path] = {"how": how, "seconds": round(time.perf_counter() - started, 4),
-                          "pure_seconds_before": round(_pure_seconds, 4)}
+                          "pure_seconds_before": round(_pure_seconds, 4), "pid": os.getpid()}
         _log.debug("spark_kwire's %s kernels: %s in %.3f s", path, how, time.perf_counter() - started)
 
 
@@ -156,8 +156,9 @@ def preload(paths: tuple[str, ...] | None = None) -> dict[str, str]:
 
 
 def timings() -> dict[str, dict]:
-    """How each path's kernels got into this process and how long that took, and the pure-Python seconds spent
-    waiting for them (reported by the Spark tasks' statistics)."""
+    """How each path's kernels got into this process (``pid`` another process's: loaded before this one was forked
+    from it) and how long that took, and the pure-Python seconds spent while they were not loaded (reported in the
+    Spark tasks' statistics)."""
     return {"pure_seconds": round(_pure_seconds, 4), **{path: dict(t) for path, t in _timings.items()}}
 
 
