@@ -310,7 +310,8 @@ def _task_profile(producer: Producer, report: WriteReport, seconds: float) -> di
     """Where this task's time went, also written as one JSON line to the file KWIRE_PROFILE names."""
     profile = {"task_in_process": _tasks_in_process, "seconds": round(seconds, 6),
                "records": sum(report.written.values()), "partitions": len(report.written),
-               "phases": producer.phase_times(), "kernels": warming.timings()}
+               "phases": producer.phase_times(), "pid": os.getpid(),
+               "kernels": warming.timings()}
     target = os.environ.get("KWIRE_PROFILE", "")
     if os.sep in target or target.endswith(".jsonl"):
         with open(target, "a", encoding="utf-8") as out:

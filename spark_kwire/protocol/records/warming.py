@@ -39,10 +39,10 @@ from . import kernels as K
 PURE_SECONDS_BEFORE_LOADING = 0.5  # about what importing numba and loading a first path's kernels cost here
 PURE_SECONDS_WHILE_COMPILING = 2.0  # about what a helper takes to compile a path on a free core
 COMPILE_WAIT_S = 600  # the longest a call waits for a helper before compiling in this process
-# Pure-Python seconds per byte of input, rounded up from benchmarks/decode_micro.py (100-byte records, with
+# Pure-Python seconds per byte of input, about twice what benchmarks/decode_micro.py measures (100-byte records,
 # 10-byte keys for partitioning): only to keep one large call from starting on the slow kernels.
-_PURE_SECONDS_PER_BYTE = {"decode": 40e-9, "decode_headers": 120e-9, "encode": 50e-9, "partition": 400e-9,
-                          "hash": 400e-9}
+_PURE_SECONDS_PER_BYTE = {"decode": 25e-9, "decode_headers": 250e-9, "encode": 20e-9, "partition": 60e-9,
+                          "hash": 60e-9}
 # Paths used together: a write partitions and encodes, so one helper compiles both.
 COMPILED_TOGETHER = {"partition": ("partition", "encode"), "encode": ("encode", "partition")}
 
