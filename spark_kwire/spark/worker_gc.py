@@ -31,6 +31,12 @@ def in_reused_spark_worker() -> bool:
     return getattr(getattr(main, "__spec__", None), "name", None) in DAEMON_MODULES
 
 
+def heavy_imports() -> list[str]:
+    """Which of the large libraries a worker may do without are loaded in this process (for task statistics):
+    numba (imported when kwire loads its compiled kernels) and pandas (by pyarrow's conversion of Python objects)."""
+    return [name for name in ("numba", "pandas") if name in sys.modules]
+
+
 def freeze_loaded_objects() -> bool:
     """In a daemon-forked Spark worker, collect and freeze what is alive, if modules were imported since this
     process last did; returns whether it froze. Cheap to call as every task and driver-side call begins."""

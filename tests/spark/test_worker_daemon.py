@@ -32,11 +32,12 @@ CHILD = textwrap.dedent("""
     if daemon != "-":
         builder = builder.config("spark.python.daemon.module", daemon)
     spark = builder.getOrCreate()
-    rows = spark.range(2000, numPartitions=2).selectExpr("CAST(id AS STRING) AS key", "repeat('v', 50) AS value")
-    rows.write.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("topic", topic) \\
-        .mode("append").save()
-    row = spark.read.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic) \\
+    # a read first, in new workers; then a write (after which Spark's own write worker imports pandas)
+    row = spark.read.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic) \
         .load().selectExpr("count(*) AS n", "sum(length(value)) AS bytes").collect()[0]
+    rows = spark.range(2000, numPartitions=2).selectExpr("CAST(id AS STRING) AS key", "repeat('v', 50) AS value")
+    rows.write.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("topic", topic + "-out") \
+        .mode("append").save()
 
     def look(_):
         main = sys.modules["__main__"]
@@ -55,20 +56,24 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def run_session(bootstrap: str, topic: str, daemon: str, stats_dir) -> dict:
+def run_session(bootstrap: str, topic: str, daemon: str, stats_dir, create_topic, produce) -> dict:
+    create_topic(topic, partitions=4)
+    create_topic(topic + "-out", partitions=4)
+    produce(topic, [(str(i).encode(), b"v" * 50) for i in range(2000)])
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
-    env.update(PYSPARK_PYTHON=sys.executable, KWIRE_STATS_DIR=str(stats_dir))
+    env.update(PYSPARK_PYTHON=sys.executable, KWIRE_STATS_DIR=str(stats_dir),
+               KWIRE_PROFILE=str(stats_dir / "profile" / "writes.jsonl"))
+    (stats_dir / "profile").mkdir(exist_ok=True)
     out = subprocess.run([sys.executable, "-c", CHILD, bootstrap, topic, daemon], env=env, capture_output=True,
                          text=True, timeout=600, cwd=stats_dir)
     assert out.returncode == 0, out.stderr[-4000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_workers_forked_from_kwires_daemon_start_with_kwire_and_its_kernels_loaded(bootstrap, create_topic,
+def test_workers_forked_from_kwires_daemon_start_with_kwire_and_its_kernels_loaded(bootstrap, create_topic, produce,
                                                                                     topic_name, tmp_path):
     warm_up()  # numba's cache holds every path (as after `make setup`), so the daemon has them to load
-    create_topic(topic_name, partitions=4)
-    result = run_session(bootstrap, topic_name, "spark_kwire.spark.daemon", tmp_path)
+    result = run_session(bootstrap, topic_name, "spark_kwire.spark.daemon", tmp_path, create_topic, produce)
     assert result["rows"] == [2000, 2000 * 50]
     worker = result["worker"]
     assert worker["main"] == "spark_kwire.spark.daemon", worker  # Spark used kwire's daemon
@@ -85,9 +90,19 @@ def test_workers_forked_from_kwires_daemon_start_with_kwire_and_its_kernels_load
     assert all(s["kernels"]["pure_seconds"] == 0 for s in stats), stats
 
 
-def test_without_the_setting_workers_come_from_pysparks_daemon(bootstrap, create_topic, topic_name, tmp_path):
-    create_topic(topic_name, partitions=2)
-    result = run_session(bootstrap, topic_name, "-", tmp_path)
+def test_without_the_setting_new_workers_import_neither_numba_nor_pandas_for_small_queries(
+        bootstrap, create_topic, produce, topic_name, tmp_path):
+    warm_up()  # numba's cache holds every path: small calls still run on the pure-Python kernels
+    result = run_session(bootstrap, topic_name, "-", tmp_path, create_topic, produce)
     assert result["rows"] == [2000, 2000 * 50]
     assert result["worker"]["main"] == "pyspark.daemon" and result["worker"]["preloaded"] is None
     assert not result["worker"]["decode_ready"]  # (its own kernels, loaded only when a call needs them)
+    reads = read_stats_for(tmp_path, topic_name)
+    with open(tmp_path / "profile" / "writes.jsonl", encoding="utf-8") as f:
+        writes = [json.loads(line) for line in f]
+    assert reads and writes
+    # importing numba and loading kernels (half a second) and pandas (a third) would cost more than these calls;
+    # (a worker's later tasks may find pandas, imported by Spark's own write worker after a write task)
+    firsts = reads + [task for task in writes if task["task_in_process"] == 1]
+    assert all(task["imported"] == [] for task in firsts), [t["imported"] for t in firsts]
+    assert all(task["kernels"]["pure_seconds"] > 0 for task in reads + writes)

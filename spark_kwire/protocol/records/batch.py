@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from ..errors import ProtocolDecodeError
 from . import kernels as K
-from ._arrow import _EMPTY_U8, make_binary_array, readonly_u8
+from ._arrow import _EMPTY_U8, from_numpy, make_binary_array, readonly_u8
 from .compression import CODEC_NAMES, DEFAULT_MAX_DECOMPRESSED_BYTES, DecompressedSizeError, decompress
 from .legacy import wrapper_value_range
 from .warming import kernels_for, register_sample
@@ -108,10 +108,10 @@ class DecodedRecords:
             self.key,
             self.value,
             topic,
-            pa.array(np.full(n, self.partition, dtype=np.int32)),
-            pa.array(self.offset),
-            pa.array(ts).view(pa.timestamp(timestamp_unit, tz="UTC")),
-            pa.array(self.timestamp_type),
+            from_numpy(np.full(n, self.partition, dtype=np.int32)),
+            from_numpy(np.asarray(self.offset, dtype=np.int64)),
+            from_numpy(np.asarray(ts, dtype=np.int64)).view(pa.timestamp(timestamp_unit, tz="UTC")),
+            from_numpy(np.asarray(self.timestamp_type, dtype=np.int32)),
         ]
         names = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
         if self.headers is not None:
