@@ -35,7 +35,7 @@ def session(args):
     from pyspark.sql import SparkSession
 
     builder = (SparkSession.builder.master("local[2]").appName("kwire-cold").config("spark.jars", args.jars)
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.ui.port", "0").config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.memory", "2g").config("spark.sql.shuffle.partitions", "2"))
     for setting in args.conf:  # e.g. spark.python.daemon.module=spark_kwire.spark.daemon
         key, _, value = setting.partition("=")
@@ -58,6 +58,7 @@ def main() -> None:
     parser.add_argument("--conf", action="append", default=[], help="extra Spark setting key=value")
     args = parser.parse_args()
 
+    tasks = TaskReports() if args.connector == "kwire" else None
     started = time.perf_counter()
     spark = session(args)
     session_seconds = time.perf_counter() - started
@@ -96,16 +97,93 @@ def main() -> None:
              ("write second", write, 0), ("read warm", read, 0), ("write warm", write, 0)]
     if args.pause:
         steps += [("read after pause", read, args.pause), ("write after pause", write, args.pause)]
-    seconds, load = {}, {}
+    seconds, load, reports, phases = {}, {}, {}, {}
+    jobs = SparkJobs(spark)
     for name, fn, pause in steps:
         time.sleep(pause)
         load[name] = os.getloadavg()[0]
+        started_at = time.time()
         t = time.perf_counter()
         fn()
         seconds[name] = time.perf_counter() - t
+        phases[name] = jobs.phases(started_at, started_at + seconds[name])
+        if tasks:
+            reports[name] = tasks.new()
     spark.stop()
     print(json.dumps({"connector": args.connector, "session_seconds": session_seconds, "seconds": seconds,
-                      "load": load}))
+                      "load": load, "tasks": reports, "phases": phases}))
+
+
+class SparkJobs:
+    """Where a step's time went on Spark's side, from its status API (the UI's REST endpoints): before the first
+    job of the step (planning, in Spark's driver and its Python planning workers), the jobs (tasks, and in them
+    the slowest task's time to start its Python worker and deserialize), between and after them (a write's
+    commit)."""
+
+    def __init__(self, spark) -> None:
+        self.url = spark.sparkContext.uiWebUrl
+        self.app = spark.sparkContext.applicationId
+
+    def _get(self, path: str):
+        import urllib.request
+
+        with urllib.request.urlopen(f"{self.url}/api/v1/applications/{self.app}/{path}", timeout=30) as response:
+            return json.load(response)
+
+    @staticmethod
+    def _when(stamp: str) -> float:
+        import calendar
+
+        day, clock = stamp.replace("GMT", "").split("T")
+        whole, _, millis = clock.partition(".")
+        return calendar.timegm(time.strptime(f"{day}T{whole}", "%Y-%m-%dT%H:%M:%S")) + int(millis or 0) / 1000
+
+    def phases(self, start: float, end: float) -> dict:
+        try:
+            jobs = [j for j in self._get("jobs") if "submissionTime" in j and "completionTime" in j
+                    and start - 0.05 <= self._when(j["submissionTime"]) <= end + 0.05]
+            if not jobs:
+                return {}
+            jobs.sort(key=lambda j: self._when(j["submissionTime"]))
+            first, last = self._when(jobs[0]["submissionTime"]), max(self._when(j["completionTime"]) for j in jobs)
+            in_jobs = sum(self._when(j["completionTime"]) - self._when(j["submissionTime"]) for j in jobs)
+            slowest = {"run": 0.0, "deserialize": 0.0}
+            for job in jobs:
+                for stage in job.get("stageIds", []):
+                    for attempt in self._get(f"stages/{stage}"):
+                        for task in self._get(f"stages/{stage}/{attempt['attemptId']}/taskList?length=1000"):
+                            metrics = task.get("taskMetrics", {})
+                            run = task.get("duration", 0) / 1000
+                            if run > slowest["run"]:
+                                slowest = {"run": run,
+                                           "deserialize": metrics.get("executorDeserializeTime", 0) / 1000}
+            return {"before_jobs": round(first - start, 3), "jobs": round(in_jobs, 3), "jobs_count": len(jobs),
+                    "after_jobs": round(end - last, 3), "slowest_task": round(slowest["run"], 3),
+                    "its_deserialize": round(slowest["deserialize"], 3)}
+        except Exception as exc:  # noqa: BLE001 - the timings stand without this breakdown
+            return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+class TaskReports:
+    """What kwire's tasks reported (KWIRE_STATS_DIR for reads, KWIRE_PROFILE for writes), step by step: set
+    before Spark starts, so that its Python workers inherit them."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.folder = tempfile.mkdtemp(prefix="kwire-cold-stats-")
+        os.environ["KWIRE_STATS_DIR"] = self.folder
+        os.environ["KWIRE_PROFILE"] = os.path.join(self.folder, "writes.jsonl")
+        self.seen: dict[str, int] = {}
+
+    def new(self) -> list[dict]:
+        lines = []
+        for name in sorted(os.listdir(self.folder)):
+            with open(os.path.join(self.folder, name), encoding="utf-8") as f:
+                rows = f.read().splitlines()
+            lines += [json.loads(r) for r in rows[self.seen.get(name, 0):]]
+            self.seen[name] = len(rows)
+        return lines
 
 
 if __name__ == "__main__":

@@ -51,6 +51,8 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--connectors", default="kwire,kafka,null")
     parser.add_argument("--kwire-conf", action="append", default=[],
                         help="Spark setting key=value for an extra connector 'kwire+conf' (kwire's sessions)")
+    parser.add_argument("--compare-wheel", help="another kwire wheel (e.g. before a change), in a virtualenv of its "
+                                                "own, as an extra connector 'kwire-old'")
     parser.add_argument("--bootstrap", help="an existing cluster; default: start a local broker")
     return parser.parse_args()
 
@@ -94,11 +96,11 @@ def produce(bootstrap: str, topic: str, args) -> None:
     )
 
 
-def run_session(python: Path, connector: str, conf: list[str], bootstrap: str, topic: str, args, run: int) -> dict:
+def run_session(python: Path, label: str, connector: str, conf: list[str], bootstrap: str, topic: str, args,
+                run: int) -> dict:
     from harness import spark_kafka_connector_jars
     from spark_kwire import admin
 
-    label = "kwire+conf" if conf else connector
     write_topics = [f"{topic}-{label.replace('+', '_')}-{run}-{i}" for i in range(4)]
     if connector != "null":
         for name in write_topics:
@@ -129,13 +131,17 @@ def main() -> None:
     args = parse()
     print_machine()
     wheel = args.wheel or max(glob.glob(str(REPO / "dist" / "spark_kwire-*.whl")), key=os.path.getmtime)
-    scratch = Path(tempfile.mkdtemp(prefix="kwire-first-query-"))
+    scratch = Path(tempfile.mkdtemp(prefix="kwire-first-query-"))  # removed at the end, with what is made in it
     venv = Path(args.venv) if args.venv else scratch / "venv"
     python = make_venv(venv, wheel)
     print(f"environment: {venv} (kwire from {os.path.basename(wheel)})")
-    sessions = [(c, []) for c in args.connectors.split(",")]
+    sessions = [(c, c, [], python) for c in args.connectors.split(",")]  # (label, connector, settings, python)
     if args.kwire_conf:
-        sessions.append(("kwire", args.kwire_conf))
+        sessions.append(("kwire+conf", "kwire", args.kwire_conf, python))
+    if args.compare_wheel:
+        old = make_venv(Path(f"{venv}-old"), args.compare_wheel)
+        print(f"compared with: {venv}-old (kwire from {args.compare_wheel})")
+        sessions.insert(1, ("kwire-old", "kwire", [], old))
     results: dict[str, list[dict]] = {}
     try:
         with broker(argparse.Namespace(bootstrap=args.bootstrap)) as bootstrap:
@@ -145,16 +151,38 @@ def main() -> None:
                   f"{args.compression}; local[2]; pause {args.pause:.0f} s")
             for run in range(args.runs):
                 order = sessions[run % len(sessions):] + sessions[:run % len(sessions)]
-                for connector, conf in order:
-                    result = run_session(python, connector, conf, bootstrap, topic, args, run)
+                for label, connector, conf, interpreter in order:
+                    result = run_session(interpreter, label, connector, conf, bootstrap, topic, args, run)
                     results.setdefault(result["label"], []).append(result)
                     figures = ", ".join(f"{step} {s:.2f} (load {result['load'][step]:.1f})"
                                         for step, s in result["seconds"].items())
                     print(f"run {run + 1} {result['label']:<10} {figures}", flush=True)
+                    print_tasks(result)
     finally:
-        if not args.venv:
-            shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     report(results)
+
+
+def print_tasks(result: dict) -> None:
+    """Per step: where Spark spent it (before its jobs, in them, after them); for kwire, its tasks' seconds and
+    how each Python worker got its record kernels."""
+    for step, phases in result.get("phases", {}).items():
+        if phases and "error" not in phases:
+            print(f"    {step}: before jobs {phases['before_jobs']:.2f} s, {phases['jobs_count']} jobs "
+                  f"{phases['jobs']:.2f} s (slowest task {phases['slowest_task']:.2f} s), "
+                  f"after jobs {phases['after_jobs']:.2f} s")
+        elif phases:
+            print(f"    {step}: {phases['error']}")
+    for step, tasks in result.get("tasks", {}).items():
+        parts = []
+        for task in tasks:
+            kernels = task.get("kernels", {})
+            got = "; ".join(f"{path} {k['how']} {k['seconds']:.2f} s" for path, k in kernels.items()
+                            if isinstance(k, dict) and k.get("pid", task.get("pid")) == task.get("pid"))
+            parts.append(f"task {task['seconds']:.2f} s (pure Python {kernels.get('pure_seconds', 0):.2f} s"
+                         + (f"; {got}" if got else "") + ")")
+        if parts:
+            print(f"    {step}: " + ", ".join(parts))
 
 
 def report(results: dict[str, list[dict]]) -> None:

@@ -138,11 +138,14 @@ def load(path: str) -> None:
         _log.debug("spark_kwire's %s kernels: %s in %.3f s", path, how, time.perf_counter() - started)
 
 
+COMMON_PATHS = ("decode", "partition", "encode")  # what most reads and writes use (not headers, not hashes)
+
+
 def preload(paths: tuple[str, ...] | None = None) -> dict[str, str]:
-    """Loads now the kernels of ``paths`` (default: every registered path) that numba's cache holds, and starts
-    compiling the others in a helper without waiting for it; returns what it did per path. For a process that
-    forks workers later (Spark's daemon): they start with these kernels loaded."""
-    done = {}
+    """Loads now the kernels of ``paths`` (default: every registered path) that numba's cache holds, and has one
+    helper compile the common ones it does not hold, without waiting for it; returns what it did per path. For
+    a process that forks workers later (Spark's daemon): they start with these kernels loaded."""
+    done, missing = {}, []
     for path in paths or registered_paths():
         if K.IMPLEMENTATION != "numba" or path in _ready:
             done[path] = "ready"
@@ -150,8 +153,12 @@ def preload(paths: tuple[str, ...] | None = None) -> dict[str, str]:
             load(path)
             done[path] = "loaded"
         else:
-            _ask_for_compile(path)
-            done[path] = "compiling in a helper" if path in _asked else "not cached"
+            done[path] = "not cached"
+            if path in COMMON_PATHS:
+                missing.append(path)
+    if missing and background_compile.start(tuple(missing)):
+        _asked.update(missing)
+        done.update((path, "compiling in a helper") for path in missing)
     return done
 
 
