@@ -85,6 +85,12 @@ def test_partitions_and_hashes_agree_with_the_compiled_kernels(keys, partitions)
     assert plain == compiled
 
 
+def rows(batch: bytes, room: int = 100):
+    a = np.frombuffer(batch, dtype=np.uint8)
+    return decode_v2_arrays.rows_of_regions(a, (batch, b""), len(batch), [(0, 61, len(batch), 20, 0, 1, 1, 0)], 0,
+                                            2**62, room)
+
+
 def test_a_batch_with_headers_or_a_broken_record_takes_the_record_by_record_path():
     values = pa.array([b"v" * 100] * 20)
     headers = pa.array([[{"key": "h", "value": b"x"}]] * 20,
@@ -92,18 +98,38 @@ def test_a_batch_with_headers_or_a_broken_record_takes_the_record_by_record_path
     with kernels.using("numba"):
         (with_headers,) = encode_record_batches(values, None, timestamps_ms=1, headers=headers)
         (plain_batch,) = encode_record_batches(values, None, timestamps_ms=1)
-    a = np.frombuffer(with_headers, dtype=np.uint8)
-    assert decode_v2_arrays.batch_rows(a, with_headers, 0, 61, len(with_headers), 20, 0, 1, 1, 0, 0, 2**62, 100) \
-        is None
-    a = np.frombuffer(plain_batch, dtype=np.uint8)
-    rows = decode_v2_arrays.batch_rows(a, plain_batch, 0, 61, len(plain_batch), 20, 0, 1, 1, 0, 0, 2**62, 100)
-    assert rows is not None and rows.shape[1] == 20
-    assert decode_v2_arrays.batch_rows(a, plain_batch, 0, 61, len(plain_batch), 20, 0, 1, 1, 0, 0, 2**62, 19) \
-        is None  # more rows than room: the record-by-record path reports it
+    assert rows(with_headers) is None
+    assert rows(plain_batch).shape == (9, 20)
+    assert rows(plain_batch, room=19) is None  # more rows than room: the record-by-record path reports it
     broken = bytearray(plain_batch)
     broken[61 + 2 + 5] = 0x7F  # a key length far past the record's end
-    a = np.frombuffer(bytes(broken), dtype=np.uint8)
-    assert decode_v2_arrays.batch_rows(a, bytes(broken), 0, 61, len(broken), 20, 0, 1, 1, 0, 0, 2**62, 100) is None
+    assert rows(bytes(broken)) is None
+
+
+def test_a_fetch_of_many_small_batches_from_both_buffers_is_read_at_once():
+    # 16 KB batches (the Java producer's default), some compressed (their records in the second buffer)
+    values = pa.array([b"%05d" % i * 20 for i in range(3000)])
+    keys = pa.array([b"k%d" % i for i in range(3000)])
+    with kernels.using("numba"):
+        batches = encode_record_batches(values, keys, timestamps_ms=5, max_batch_bytes=16384)
+        lz4 = encode_record_batches(values, keys, timestamps_ms=5, max_batch_bytes=16384, compression="lz4")
+    buf = record_set(batches + lz4, 100)
+    calls = []
+    original = decode_v2_arrays.rows_of_regions
+
+    def counted(*args):
+        calls.append(len(args[3]))
+        return original(*args)
+
+    from spark_kwire.protocol.records.pure import regions
+
+    regions.rows_of_regions = counted
+    try:
+        plain, compiled = both(lambda: decode_record_set(buf, start_offset=150).value.to_pylist())
+    finally:
+        regions.rows_of_regions = original
+    assert plain == compiled and len(plain) == 6000 - 50
+    assert calls == [len(batches) + len(lz4)]  # one call for every batch of the fetch
 
 
 @pytest.mark.parametrize("position", [61, 63, 64, 70, 120])

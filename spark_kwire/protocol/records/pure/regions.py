@@ -26,7 +26,7 @@ from ..layout import (
 )
 from .decode_legacy import emit_legacy, legacy_inner, legacy_message
 from .decode_v2 import v2_records
-from .decode_v2_arrays import batch_rows
+from .decode_v2_arrays import rows_of_regions
 
 
 def decode_regions(a, b, reg, start_offset, end_offset, out):
@@ -37,10 +37,18 @@ def decode_regions(a, b, reg, start_offset, end_offset, out):
     """
     a_len = len(a)
     bufs = (bytes(a), bytes(b))  # one copy each: indexing and slicing bytes is much faster than a memoryview
-    arrays = (np.frombuffer(bufs[0], dtype=np.uint8), np.frombuffer(bufs[1], dtype=np.uint8))
+    ab = np.frombuffer(bufs[0] + bufs[1], dtype=np.uint8)  # positions in b shifted by len(a), as the output's
     cap = out.shape[1]
     start_offset = int(start_offset)
     end_offset = int(end_offset)
+    table = list(zip(*(reg[row].tolist() for row in (R_SRC, R_START, R_END, R_KIND, R_COUNT, R_BASE_OFFSET,
+                                                     R_BASE_TS, R_MAX_TS, R_TS_TYPE))))
+    if table and all(kind == KIND_V2 for _, _, _, kind, *_ in table):  # the usual case: all at once
+        rows = rows_of_regions(ab, bufs, a_len, [(src, s, e, *rest) for src, s, e, _, *rest in table],
+                               start_offset, end_offset, cap)
+        if rows is not None:
+            out[:, :rows.shape[1]] = rows
+            return rows.shape[1], OK, -1
     cols = [[] for _ in range(O_ROWS)]  # rows decoded record by record since the last piece
     pieces = []  # row blocks (O_ROWS, k), in region order
     done = 0  # rows in pieces
@@ -54,14 +62,12 @@ def decode_regions(a, b, reg, start_offset, end_offset, out):
             done += len(cols[0])
             cols = [[] for _ in range(O_ROWS)]
 
-    for r, (src, s, e, kind, count, base_offset, base_ts, max_ts, ts_type) in enumerate(
-            zip(*(reg[row].tolist() for row in (R_SRC, R_START, R_END, R_KIND, R_COUNT, R_BASE_OFFSET, R_BASE_TS,
-                                                R_MAX_TS, R_TS_TYPE)))):
+    for r, (src, s, e, kind, count, base_offset, base_ts, max_ts, ts_type) in enumerate(table):
         buf = bufs[src != 0]
         base = 0 if src == 0 else a_len
         if kind == KIND_V2:
-            rows = batch_rows(arrays[src != 0], buf, base, s, e, count, base_offset, base_ts, max_ts, ts_type,
-                              start_offset, end_offset, cap - done - len(cols[0]))
+            rows = rows_of_regions(ab, bufs, a_len, [(src, s, e, count, base_offset, base_ts, max_ts, ts_type)],
+                                   start_offset, end_offset, cap - done - len(cols[0]))
             if rows is not None:
                 flush()
                 pieces.append(rows)
