@@ -90,7 +90,7 @@ def choose(path: str, nbytes: int):
     """The kernels for one call (see the module's docstring): ``kernels`` itself, or the ``pure`` module."""
     if K.IMPLEMENTATION != "numba" or K.bound_by_using() or path in _ready:
         return K
-    cached = notes.is_cached(path)
+    cached = _cached(path)
     if cached and _ready:  # numba is loaded already: a further path loads in a few hundredths of a second
         load(path)
         return K
@@ -103,6 +103,19 @@ def choose(path: str, nbytes: int):
         return pure
     load(path)
     return K
+
+
+_known_cached: set[str] = set()
+
+
+def _cached(path: str) -> bool:
+    """``compiled_notes.is_cached``, remembered once true (it reads the note and looks for every index file)."""
+    if path in _known_cached:
+        return True
+    if notes.is_cached(path):
+        _known_cached.add(path)
+        return True
+    return False
 
 
 def _ask_for_compile(path: str) -> None:
