@@ -77,6 +77,7 @@ def test_workers_forked_from_kwires_daemon_start_with_kwire_and_its_kernels_load
     assert result["rows"] == [2000, 2000 * 50]
     worker = result["worker"]
     assert worker["main"] == "spark_kwire.spark.daemon", worker  # Spark used kwire's daemon
+    assert worker["preloaded"]["worker_module"] == "pyspark.worker", worker  # the tasks' daemon
     assert "spark_kwire.spark.reader" in worker["preloaded"]["modules"], worker
     assert worker["preloaded"]["kernels"]["decode"] == "loaded", worker
     assert worker["numba"] and worker["decode_ready"] and worker["decode_loaded_by_parent"], worker
@@ -106,3 +107,21 @@ def test_without_the_setting_new_workers_import_neither_numba_nor_pandas_for_sma
     firsts = reads + [task for task in writes if task["task_in_process"] == 1]
     assert all(task["imported"] == [] for task in firsts), [t["imported"] for t in firsts]
     assert all(task["kernels"]["pure_seconds"] > 0 for task in reads + writes)
+
+
+def test_only_the_tasks_daemon_loads_numba():
+    code = textwrap.dedent("""
+        import json, sys
+        from spark_kwire.spark import daemon
+        done = daemon.preload(sys.argv[1])
+        print(json.dumps({"numba": "numba" in sys.modules, "kernels": done["kernels"], "modules": done["modules"]}))
+    """)
+    results = {}
+    for module in ("pyspark.sql.worker.plan_data_source_read", "pyspark.worker"):
+        out = subprocess.run([sys.executable, "-c", code, module], capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-3000:]
+        results[module] = json.loads(out.stdout.strip().splitlines()[-1])
+    planning, tasks = results["pyspark.sql.worker.plan_data_source_read"], results["pyspark.worker"]
+    assert not planning["numba"] and planning["kernels"] == {}
+    assert "spark_kwire.spark.batch" in planning["modules"] and "spark_kwire.spark.reader" not in planning["modules"]
+    assert tasks["numba"] and tasks["kernels"].get("decode") in ("loaded", "ready")
