@@ -71,6 +71,8 @@ def preload(worker_module: str = TASK_WORKER) -> dict:
             from spark_kwire.protocol.records import warming
 
             kernels = warming.preload()
+            if any(how == "compiling in a helper" for how in kernels.values()) and hasattr(os, "register_at_fork"):
+                os.register_at_fork(before=_load_what_helpers_cached)
         except Exception:  # noqa: BLE001 - the workers load what the daemon could not
             _log.warning("kwire daemon: loading the record kernels failed; workers will load them", exc_info=True)
     gc.collect()
@@ -79,6 +81,27 @@ def preload(worker_module: str = TASK_WORKER) -> dict:
                   seconds=round(time.perf_counter() - started, 3), python_threads=threading.active_count(),
                   native_threads=_native_threads())
     return loaded
+
+
+def _load_what_helpers_cached() -> None:
+    """Before each fork of the tasks' daemon, while helpers compile (a new environment): loads the kernels they
+    have cached since, so that the workers forked from now on start with them (checking costs a few file reads)."""
+    from spark_kwire.protocol.records import warming
+
+    waiting = [path for path, how in loaded.get("kernels", {}).items() if how == "compiling in a helper"]
+    if not waiting:
+        return
+    try:
+        done = warming.preload(tuple(waiting))
+    except Exception:  # noqa: BLE001 - the workers load what the daemon could not
+        _log.warning("kwire daemon: loading the record kernels failed; workers will load them", exc_info=True)
+        loaded["kernels"].update((path, "failed") for path in waiting)
+        return
+    newly = [path for path in waiting if done.get(path) == "loaded"]
+    if newly:
+        loaded["kernels"].update((path, "loaded before a fork") for path in newly)
+        gc.collect()
+        gc.freeze()
 
 
 def _native_threads() -> list[str]:

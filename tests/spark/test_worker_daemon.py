@@ -125,3 +125,28 @@ def test_only_the_tasks_daemon_loads_numba():
     assert not planning["numba"] and planning["kernels"] == {}
     assert "spark_kwire.spark.batch" in planning["modules"] and "spark_kwire.spark.reader" not in planning["modules"]
     assert tasks["numba"] and tasks["kernels"].get("decode") in ("loaded", "ready")
+
+
+def test_in_a_new_environment_the_daemon_loads_what_its_helper_compiled_before_the_next_fork(tmp_path):
+    code = textwrap.dedent("""
+        import json, os, sys
+        from spark_kwire.spark import daemon
+        from spark_kwire.protocol.records import background_compile, warming
+        first = dict(daemon.preload("pyspark.worker")["kernels"])
+        assert all(background_compile.wait(p, 600) for p in ("decode", "partition", "encode"))
+        assert not warming.is_ready("decode")  # cached by the helper, not loaded here yet
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if all(warming.is_ready(p) for p in ("decode", "partition", "encode")) else 3)
+        _, status = os.waitpid(pid, 0)
+        print(json.dumps({"first": first, "after": daemon.loaded["kernels"],
+                          "child": os.waitstatus_to_exitcode(status)}))
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "KWIRE_"))}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["first"]["decode"] == "compiling in a helper", result
+    assert result["after"]["decode"] == "loaded before a fork", result
+    assert result["child"] == 0  # the forked worker started with the kernels the helper compiled
