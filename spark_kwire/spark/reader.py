@@ -15,12 +15,13 @@ import pyarrow as pa
 from spark_kwire.client.errors import OffsetOutOfRangeError, UnknownTopicError
 from spark_kwire.client.consumer.fetcher import fetch_range
 from spark_kwire.client.consumer.packed_fetch import PackedFetch
+from spark_kwire.protocol.records import from_numpy, warming
 from spark_kwire.spark.errors import DataLossError
 from spark_kwire.spark.packing import PackedRanges
 from spark_kwire.spark.planner import OffsetRange
 from spark_kwire.spark.schema import arrow_read_schema
 from spark_kwire.spark.shared_client import shared_client
-from spark_kwire.spark.worker_gc import freeze_loaded_objects
+from spark_kwire.spark.worker_gc import freeze_loaded_objects, heavy_imports
 
 log = logging.getLogger("spark_kwire")
 
@@ -48,10 +49,10 @@ def to_record_batch(decoded, topic: str, partition: int, include_headers: bool) 
         decoded.key,
         decoded.value,
         _constant_strings(topic, n),
-        pa.array(np.full(n, partition, dtype=np.int32)),
-        pa.array(np.asarray(decoded.offset, dtype=np.int64)),
+        from_numpy(np.full(n, partition, dtype=np.int32)),
+        from_numpy(np.asarray(decoded.offset, dtype=np.int64)),
         _timestamps_us(decoded.timestamp),
-        pa.array(np.asarray(decoded.timestamp_type, dtype=np.int32)),
+        from_numpy(np.asarray(decoded.timestamp_type, dtype=np.int32)),
     ]
     if include_headers:
         columns.append(decoded.headers)
@@ -187,6 +188,7 @@ class _Stats:
             "topic": self.rng.topic, "partition": self.rng.partition, "start": self.rng.start, "end": self.rng.end,
             "records_fetched": self.records, "bytes_fetched": self.bytes, "seconds": round(time.time() - self.started, 3),
             "worker_objects_frozen": gc.get_freeze_count(),  # see worker_gc.py
+            "pid": os.getpid(), "kernels": warming.timings(), "imported": heavy_imports(),  # how this worker got its record kernels (see protocol/records/warming.py)
         })
         with open(os.path.join(folder, f"reads-{os.getpid()}.jsonl"), "a") as f:
             f.write(line + "\n")

@@ -22,10 +22,19 @@ import sys
 _frozen_at: tuple[int, int] | None = None  # (pid, number of modules) when this process last froze
 
 
+DAEMON_MODULES = ("pyspark.daemon", "spark_kwire.spark.daemon")  # PySpark's, and kwire's preloading one
+
+
 def in_reused_spark_worker() -> bool:
     """Whether this process is a Python worker forked by PySpark's daemon (which collects after every call)."""
     main = sys.modules.get("__main__")
-    return getattr(getattr(main, "__spec__", None), "name", None) == "pyspark.daemon"
+    return getattr(getattr(main, "__spec__", None), "name", None) in DAEMON_MODULES
+
+
+def heavy_imports() -> list[str]:
+    """Which of the large libraries a worker may do without are loaded in this process (for task statistics):
+    numba (imported when kwire loads its compiled kernels) and pandas (by pyarrow's conversion of Python objects)."""
+    return [name for name in ("numba", "pandas") if name in sys.modules]
 
 
 def freeze_loaded_objects() -> bool:

@@ -11,21 +11,20 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import datasource as _api
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamWriter, WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, DataType, IntegerType, StringType, StructField, StructType
 
 from spark_kwire.client.errors import UnknownTopicError
 from spark_kwire.client.producer.producer import Producer
-from spark_kwire.protocol.records import partition_for_keys
+from spark_kwire.protocol.records import from_numpy, numeric_values, partition_for_keys, valid_mask, warming
 from spark_kwire.spark.capabilities import ARROW_STREAM_WRITER
 from spark_kwire.spark.errors import KwireOptionError, KwireWriteError
 from spark_kwire.spark.exactly_once import TaskTransaction, TaskTransactionWriter, abort_all, commit_all
 from spark_kwire.spark.options import WriteOptions
 from spark_kwire.spark.row_batches import rows_to_batches
 from spark_kwire.spark.shared_client import leased_producer, shared_client
-from spark_kwire.spark.worker_gc import freeze_loaded_objects
+from spark_kwire.spark.worker_gc import freeze_loaded_objects, heavy_imports
 
 log = logging.getLogger("spark_kwire")
 
@@ -207,11 +206,15 @@ class _TaskWriter:
                 raise KwireWriteError(
                     "Null topic present in the data. Set the 'topic' option, or give every row a topic."
                 )
-            unique = pc.unique(topic_col).to_pylist()
+            encoded = topic_col.dictionary_encode()  # (no Python scalars: see protocol/records/_arrow.py)
+            if isinstance(encoded, pa.ChunkedArray):
+                encoded = encoded.combine_chunks()
+            unique = encoded.dictionary.to_pylist()
             if len(unique) == 1:
                 groups = [(unique[0], None)]
             else:
-                groups = [(t, np.flatnonzero(pc.equal(topic_col, t).to_numpy(zero_copy_only=False))) for t in unique]
+                codes = numeric_values(encoded.indices)
+                groups = [(t, np.flatnonzero(codes == i)) for i, t in enumerate(unique)]
         self.times.since("prepare", started)
         for topic, rows in groups:
             self._add_topic(topic, rows, value, key, headers, partition_col)
@@ -223,8 +226,8 @@ class _TaskWriter:
         partitions = np.empty(n, dtype=np.int32)
         decided = np.zeros(n, dtype=bool)
         if partition_col is not None:
-            explicit = partition_col.to_numpy(zero_copy_only=False)
-            valid = ~np.asarray(partition_col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+            explicit = numeric_values(partition_col)
+            valid = valid_mask(partition_col)
             bad = valid & ((explicit < 0) | (explicit >= count))
             if bad.any() and not (valid & (explicit < 0)).any():
                 count = len(self.producer.client.partitions_for(topic))  # partitions may have been added since
@@ -236,7 +239,7 @@ class _TaskWriter:
             partitions[valid] = explicit[valid]
             decided |= valid
         if key is not None:
-            keyed = ~decided & ~np.asarray(key.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+            keyed = ~decided & valid_mask(key)
             if keyed.any():
                 hashed = partition_for_keys(key, count)
                 partitions[keyed] = hashed[keyed]
@@ -252,7 +255,7 @@ class _TaskWriter:
     def _add_topic(self, topic, rows, value, key, headers, partition_col) -> None:
         started = time.perf_counter()
         if rows is not None:
-            indices = pa.array(rows)
+            indices = from_numpy(rows)
             value = value.take(indices)
             key = key.take(indices) if key is not None else None
             headers = headers.take(indices) if headers is not None else None
@@ -322,7 +325,8 @@ def _task_profile(producer: Producer, report: WriteReport, seconds: float) -> di
     """Where this task's time went, also written as one JSON line to the file KWIRE_PROFILE names."""
     profile = {"task_in_process": _tasks_in_process, "seconds": round(seconds, 6),
                "records": sum(report.written.values()), "partitions": len(report.written),
-               "phases": producer.phase_times()}
+               "phases": producer.phase_times(), "pid": os.getpid(),
+               "kernels": warming.timings(), "imported": heavy_imports()}
     target = os.environ.get("KWIRE_PROFILE", "")
     if os.sep in target or target.endswith(".jsonl"):
         with open(target, "a", encoding="utf-8") as out:

@@ -27,14 +27,14 @@ CHILD = textwrap.dedent("""
     logging.basicConfig(level=logging.WARNING, format="WARNING %(name)s %(message)s")
     import pyarrow as pa
     import spark_kwire
-    from spark_kwire.protocol.records import decode_record_set, encode_record_batches, kernels, warming
+    from spark_kwire.protocol.records import decode_record_set, encode_record_batches, kernels, warm_up
     from spark_kwire.protocol.records.jit.cache import cache_location
 
+    warm_up()  # compiles (or loads) every kernel in this process: no helper process compiles meanwhile
     values = pa.array([b"value-%d" % i for i in range(50)])
     batches = encode_record_batches(values, pa.array([b"k"] * 50), timestamps_ms=7, compression="lz4",
                                     max_batch_bytes=400)
     res = decode_record_set(batches[0], start_offset=0)
-    assert warming.wait(timeout=600)  # the numba kernels, compiled (or loaded) in the background meanwhile
     stats = [k.stats for k in (getattr(kernels, name) for name in kernels.KERNELS) if hasattr(k, "stats")]
     print(json.dumps({
         "package": spark_kwire.__file__, "implementation": kernels.IMPLEMENTATION,
@@ -128,3 +128,44 @@ def test_numba_cache_dir_is_honoured_without_a_warning(read_only_install, tmp_pa
     assert result["cache_path"].startswith(str(chosen))
     assert warnings == []
     assert list(chosen.rglob("*.nbi"))
+
+
+HELPER_CHILD = textwrap.dedent("""
+    import json, sys
+    import pyarrow as pa
+    from spark_kwire.protocol.records import compiled_notes, decode_record_set, kernels, warming
+
+    with kernels.using("python"):
+        from spark_kwire.protocol.records import encode_record_batches
+        batch = encode_record_batches(pa.array([b"v"] * 50), None, timestamps_ms=7)[0]
+    noted_before = compiled_notes.is_cached("decode")
+    res = decode_record_set(batch, start_offset=0)
+    asked = sorted(warming._asked)
+    assert warming.wait(timeout=600)  # loads what a helper compiled
+    warming.load("decode")  # (when none was asked to: from the cache)
+    print(json.dumps({"noted_before": noted_before, "asked": asked, "records": res.record_count,
+                      "notes": compiled_notes.notes_directory(), "how": warming.timings()["decode"]["how"]}))
+""")
+
+
+def test_in_an_unwritable_install_a_helper_compiles_into_the_private_directory_for_later_processes(
+        read_only_install):
+    site, home, tmpdir = read_only_install
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "KWIRE_", "PYTHON"))}
+    env.update(HOME=str(home), TMPDIR=str(tmpdir), PYTHONPATH=str(site), XDG_CACHE_HOME=str(home / ".cache"))
+    prefix = DROP_OVERRIDES if os.geteuid() == 0 else []
+    results = []
+    for _ in range(2):
+        out = subprocess.run([*prefix, sys.executable, "-c", HELPER_CHILD], env=env, cwd=tmpdir,
+                             capture_output=True, text=True, timeout=900)
+        assert out.returncode == 0, out.stderr[-3000:]
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    private = str(tmpdir / f"spark-kwire-numba-{os.geteuid()}")
+    first, second = results
+    assert first["notes"] == private and first["records"] == 50
+    assert not first["noted_before"] and first["asked"] == ["decode"]
+    assert first["how"] in ("waited for a helper, then loaded", "loaded from numba's cache")  # not compiled here
+    assert "compiled decode" in "".join(p.read_text() for p in Path(private).glob("spark_kwire-compile-*.log"))
+    assert second["noted_before"] and second["asked"] == []  # the next process finds the helper's work
+    assert second["how"] == "loaded from numba's cache"
+    assert not list(site.rglob("__pycache__/*.nbi"))

@@ -1,5 +1,5 @@
-"""The choice between the numba kernels and the pure-Python fallback, made once at import: by default numba,
-``KWIRE_NO_NUMBA`` asks for the fallback, and a numba that cannot be imported falls back with one warning.
+"""The choice between the numba kernels and the pure-Python fallback: by default numba (imported when first
+needed), ``KWIRE_NO_NUMBA`` asks for the fallback, and a numba that cannot be imported falls back with one warning.
 The child processes encode, decode and partition real batches, and their results must equal this process's
 (numba) results."""
 
@@ -24,7 +24,8 @@ CHILD = textwrap.dedent("""
     import pyarrow as pa
     import spark_kwire.client  # the whole package imports without numba too
     from spark_kwire.protocol.records import (HEADERS_TYPE, compress, decode_record_set, encode_record_batches,
-                                              kernels, partition_for_keys)
+                                              kernels, partition_for_keys, warm_up)
+    warm_up()  # every call below on the chosen kernels (small calls would otherwise run on the pure-Python ones)
 
     def legacy(offset, value):
         body = struct.pack(">bbqi", 1, 0, 1_700_000_000_000, -1) + struct.pack(">i", len(value)) + value

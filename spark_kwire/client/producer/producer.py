@@ -43,7 +43,7 @@ from spark_kwire.client.errors import ConfigError, KafkaApiError, KwireError, Re
 from spark_kwire.client.producer.idempotence import IdempotenceState
 from spark_kwire.client.producer.phase_times import PhaseTimes, merge
 from spark_kwire.client.producer.sender import PartitionAck, Sender
-from spark_kwire.protocol.records import partition_for_keys
+from spark_kwire.protocol.records import from_numpy, numeric_values, partition_for_keys, timestamp_column, valid_mask
 
 __all__ = ["Producer", "PartitionAck", "PARTITION_COUNT_MAX_AGE_MS"]
 
@@ -270,7 +270,7 @@ class Producer:
         sticky = next(rr) % num
         if partitions is not None:
             if isinstance(partitions, (pa.Array, pa.ChunkedArray)):
-                partitions = partitions.fill_null(-1).to_numpy(zero_copy_only=False)
+                partitions = np.where(valid_mask(partitions), numeric_values(partitions), -1)
             parts = np.asarray(partitions, dtype=np.int64).reshape(-1)
             if parts.shape[0] != n:
                 raise ValueError(f"partition has {parts.shape[0]} rows, values has {n}")
@@ -310,13 +310,13 @@ class Producer:
         bounds = np.flatnonzero(np.diff(sorted_parts)) + 1
         starts = np.concatenate(([0], bounds)).tolist()
         ends = np.concatenate((bounds, [n])).tolist()
-        take = pa.array(order)
+        take = from_numpy(order)
         values = values.take(take)
         keys = None if keys is None else keys.take(take)
         headers = None if headers is None else headers.take(take)
         ts = timestamps_ms
         if ts is not None and not isinstance(ts, (int, np.integer)):
-            ts = np.asarray(ts.to_numpy(zero_copy_only=False) if hasattr(ts, "to_numpy") else ts)[order]
+            ts = timestamp_column(ts, n)[order]
         self.times.since("route", started)
         for s, e in zip(starts, ends):
             self.send_batch(topic, int(sorted_parts[s]), values.slice(s, e - s),

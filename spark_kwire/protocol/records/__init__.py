@@ -11,6 +11,8 @@ Public API:
 * :func:`compress`, :func:`decompress` (Kafka codecs).
 * :func:`scan_record_set` (batch header fields, for diagnostics).
 * :func:`warm_up` (compile / load every numba kernel before timing-sensitive work).
+* :func:`from_numpy`, :func:`numeric_values`, :func:`valid_mask`, :func:`timestamp_column` (numeric Arrow
+  arrays to and from numpy through their buffers, without importing pandas: see ``_arrow.py``).
 
 The names are imported on first use: a process that only needs, say, the
 codecs (the client's fetch loop imports ``compression``) or no records at
@@ -41,12 +43,17 @@ _WHERE = {
     "partition_for_keys": ".partitioner",
     "to_positive": ".partitioner",
     "warm_up": ".warmup",
+    "from_numpy": "._arrow",
+    "numeric_values": "._arrow",
+    "timestamp_column": "._arrow",
+    "valid_mask": "._arrow",
 }
 
 __all__ = [
     "CODEC_IDS", "DEFAULT_MAX_DECOMPRESSED_BYTES", "DecodedRecords", "DecompressedSizeError", "HEADERS_TYPE", "compress",
     "decode_record_set", "decompress", "encode_record_batch", "encode_record_batches", "murmur2", "murmur2_array",
     "partition_for_key", "partition_for_keys", "scan_record_set", "split_batches", "to_positive", "warm_up",
+    "from_numpy", "numeric_values", "timestamp_column", "valid_mask",
 ]
 assert sorted(__all__) == sorted(_WHERE)
 
@@ -69,4 +76,5 @@ if TYPE_CHECKING:
     from .compression import CODEC_IDS, DEFAULT_MAX_DECOMPRESSED_BYTES, DecompressedSizeError, compress, decompress
     from .encoding import encode_record_batch, encode_record_batches, split_batches
     from .partitioner import murmur2, murmur2_array, partition_for_key, partition_for_keys, to_positive
+    from ._arrow import from_numpy, numeric_values, timestamp_column, valid_mask
     from .warmup import warm_up

@@ -1,10 +1,14 @@
-"""Zero-copy views of Arrow binary/list buffers as numpy arrays (and back)."""
+"""Zero-copy views of Arrow binary/list buffers as numpy arrays (and back).
+
+Built from and read through the buffers, never with ``pa.array()``, ``Array.to_numpy()`` or Python scalars:
+those go through pyarrow's conversion of Python objects, whose first use imports pandas, a third of a second
+of every new Spark Python worker's first task (Spark's worker itself does not import it).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
 _EMPTY_U8.flags.writeable = False
@@ -60,6 +64,25 @@ def binary_parts(arr, what: str = "array"):
     return offsets, data, valid
 
 
+def from_numpy(values: np.ndarray) -> pa.Array:
+    """The Arrow array (no nulls) over a 1-d numeric numpy array's buffer (made contiguous if it is not)."""
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+
+
+def numeric_values(arr) -> np.ndarray:
+    """The values of a numeric Arrow array as a read-only numpy view (what null slots hold is unspecified)."""
+    arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    dtype = arr.type.to_pandas_dtype() if not pa.types.is_timestamp(arr.type) else np.int64
+    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=arr.offset + len(arr))[arr.offset:]
+
+
+def valid_mask(arr) -> np.ndarray:
+    """Which slots of an Arrow array are not null, as a numpy bool array."""
+    arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    return validity_bytes(arr.buffers()[0], arr.offset, len(arr), arr.null_count).view(bool)
+
+
 def validity_bytes(bitmap, offset: int, n: int, null_count: int) -> np.ndarray:
     if bitmap is None or null_count == 0:
         return np.ones(n, dtype=np.uint8)
@@ -92,7 +115,10 @@ def header_parts(headers, n: int):
     names = [st.field(i).name for i in range(st.num_fields)]
     if names != ["key", "value"]:
         raise TypeError(f"headers: struct fields must be (key, value), got {names}")
-    counts = pc.fill_null(pc.list_value_length(headers), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    import pyarrow.compute as pc  # only here: importing it costs every new worker's read path 30 ms of CPU
+
+    lengths = pc.list_value_length(headers)
+    counts = np.where(valid_mask(lengths), numeric_values(lengths), 0).astype(np.int64)
     list_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=list_offsets[1:])
     flat = headers.flatten()  # struct entries of non-null lists, slice honoured
@@ -111,7 +137,9 @@ def timestamp_column(timestamps_ms, n: int) -> np.ndarray:
     if isinstance(timestamps_ms, (pa.Array, pa.ChunkedArray)):
         if pa.types.is_timestamp(timestamps_ms.type):
             timestamps_ms = timestamps_ms.cast(pa.timestamp("ms")).cast(pa.int64())
-        timestamps_ms = timestamps_ms.to_numpy(zero_copy_only=False)
+        if timestamps_ms.null_count:
+            raise ValueError("timestamps_ms: null timestamps are not allowed")
+        timestamps_ms = numeric_values(timestamps_ms.cast(pa.int64()))
     ts = np.asarray(timestamps_ms)
     if ts.dtype.kind == "M":
         ts = ts.astype("datetime64[ms]").view(np.int64)

@@ -33,18 +33,25 @@ import pyarrow as pa
 
 from ..errors import ProtocolDecodeError
 from . import kernels as K
-from ._arrow import _EMPTY_U8, make_binary_array, readonly_u8
+from ._arrow import _EMPTY_U8, from_numpy, make_binary_array, readonly_u8
 from .compression import CODEC_NAMES, DEFAULT_MAX_DECOMPRESSED_BYTES, DecompressedSizeError, decompress
 from .legacy import wrapper_value_range
 from .warming import kernels_for, register_sample
 
 # v2 batches whose checksummed bytes exceed this are verified afterwards with
 # the crc32c library (hardware speed, ~0.5 us per call plus Python overhead)
-# instead of the table-driven kernel (~1.3 GB/s). With SSE4.2 the kernel
-# computes CRC-32C in hardware (~8 GB/s) and checks every v2 batch itself.
-# Legacy messages (CRC-32) are always checked afterwards, with zlib.
+# instead of the table-driven kernel (~1.3 GB/s). With SSE4.2 the compiled
+# kernel computes CRC-32C in hardware (~8 GB/s) and checks every v2 batch
+# itself. Legacy messages (CRC-32) are always checked afterwards, with zlib.
 CRC_INLINE_MAX = 2048
-CRC32C_INLINE_MAX = K.INT64_MAX if K.HW_CRC32C else CRC_INLINE_MAX
+CRC32C_INLINE_MAX: int | None = None  # None: per kernels (above); an int overrides it (tests)
+
+
+def _crc32c_inline_max(k) -> int:
+    if CRC32C_INLINE_MAX is not None:
+        return CRC32C_INLINE_MAX
+    return K.INT64_MAX if k.HW_CRC32C else CRC_INLINE_MAX
+
 
 _INT32_MAX = 2**31 - 1
 _INT64_MIN = -(2**63)
@@ -101,10 +108,10 @@ class DecodedRecords:
             self.key,
             self.value,
             topic,
-            pa.array(np.full(n, self.partition, dtype=np.int32)),
-            pa.array(self.offset),
-            pa.array(ts).view(pa.timestamp(timestamp_unit, tz="UTC")),
-            pa.array(self.timestamp_type),
+            from_numpy(np.full(n, self.partition, dtype=np.int32)),
+            from_numpy(np.asarray(self.offset, dtype=np.int64)),
+            from_numpy(np.asarray(ts, dtype=np.int64)).view(pa.timestamp(timestamp_unit, tz="UTC")),
+            from_numpy(np.asarray(self.timestamp_type, dtype=np.int32)),
         ]
         names = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
         if self.headers is not None:
@@ -147,11 +154,11 @@ def scan_record_set(buf) -> dict[str, np.ndarray]:
     """Header fields of every complete top-level entry of a record set (no
     record decoding): for diagnostics and tests. Checksums are verified."""
     a = readonly_u8(buf)
-    k = kernels_for("decode", a.shape[0])
-    e = _scan(k, a, memoryview(a), "", -1)
-    uncompressed_control = (e["ctrl"] == K.CTRL_UNPARSED) & ((e["attr"] & 7) == 0) & (e["count"] > 0)
-    for i in np.flatnonzero(uncompressed_control).tolist():
-        e["ctrl"][i] = _control_type_at(k, a, int(e["pos"][i]), int(e["size"][i]))
+    with kernels_for("decode", a.shape[0]) as k:
+        e = _scan(k, a, memoryview(a), "", -1)
+        uncompressed_control = (e["ctrl"] == K.CTRL_UNPARSED) & ((e["attr"] & 7) == 0) & (e["count"] > 0)
+        for i in np.flatnonzero(uncompressed_control).tolist():
+            e["ctrl"][i] = _control_type_at(k, a, int(e["pos"][i]), int(e["size"][i]))
     return e
 
 
@@ -167,7 +174,7 @@ def _scan(k, a, mv, topic, partition):
     }
     e["crc_deferred"] = np.empty(n, dtype=np.uint8)
     st, idx = k.scan_entries(
-        a, n, CRC32C_INLINE_MAX, e["pos"], e["size"], e["magic"], e["attr"], e["base_offset"], e["last_delta"],
+        a, n, _crc32c_inline_max(k), e["pos"], e["size"], e["magic"], e["attr"], e["base_offset"], e["last_delta"],
         e["count"], e["pid"], e["base_ts"], e["max_ts"], e["ctrl"], e["crc_deferred"],
     )
     if st != K.OK:
@@ -222,9 +229,9 @@ def decode_record_set(
     together would inflate to more than ``max_decompressed_bytes``.
     """
     a = readonly_u8(buf)
-    k = kernels_for("decode_headers" if include_headers else "decode", a.shape[0])
-    return _decode(k, a, start_offset, end_offset, read_committed, aborted_transactions, include_headers, topic,
-                   partition, max_decompressed_bytes)
+    with kernels_for("decode_headers" if include_headers else "decode", a.shape[0]) as k:
+        return _decode(k, a, start_offset, end_offset, read_committed, aborted_transactions, include_headers, topic,
+                       partition, max_decompressed_bytes)
 
 
 def _decode(k, a, start_offset, end_offset, read_committed, aborted_transactions, include_headers, topic, partition,

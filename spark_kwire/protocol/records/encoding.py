@@ -7,6 +7,7 @@ the batch header (CRC-32C by the crc32c library) are done here.
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import time
 
@@ -108,10 +109,13 @@ class _Columns:
         return bytes(buf)
 
 
-def _columns_with_kernels(values, keys, timestamps_ms, headers) -> _Columns:
+@contextlib.contextmanager
+def _columns_with_kernels(values, keys, timestamps_ms, headers):
+    """``with _columns_with_kernels(...) as cols``: the columns, with the kernels ``warming`` chose for them."""
     cols = _Columns(values, keys, timestamps_ms, headers)
-    cols.kernels = kernels_for("encode", cols.nbytes)
-    return cols
+    with kernels_for("encode", cols.nbytes) as kernels:
+        cols.kernels = kernels
+        yield cols
 
 
 def _check_producer(producer_id, producer_epoch, base_sequence, transactional):
@@ -147,11 +151,11 @@ def encode_record_batch(
     """
     c = codec_id(compression)
     _check_producer(producer_id, producer_epoch, base_sequence, transactional)
-    cols = _columns_with_kernels(values, keys, timestamps_ms, headers)
-    return cols.encode_batch(
-        0, cols.n, codec=c, producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
-        transactional=transactional, base_offset=base_offset, partition_leader_epoch=partition_leader_epoch,
-    )
+    with _columns_with_kernels(values, keys, timestamps_ms, headers) as cols:
+        return cols.encode_batch(
+            0, cols.n, codec=c, producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
+            transactional=transactional, base_offset=base_offset, partition_leader_epoch=partition_leader_epoch,
+        )
 
 
 def split_batches(values, keys=None, *, timestamps_ms=None, headers=None, max_batch_bytes: int = 1 << 20) -> np.ndarray:
@@ -162,8 +166,8 @@ def split_batches(values, keys=None, *, timestamps_ms=None, headers=None, max_ba
     use :func:`encode_record_batches`."""
     if max_batch_bytes <= K.V2_HEADER_SIZE:
         raise ValueError("max_batch_bytes must exceed the 61-byte batch header")
-    cols = _columns_with_kernels(values, keys, 0 if timestamps_ms is None else timestamps_ms, headers)
-    return _split(cols, max_batch_bytes)
+    with _columns_with_kernels(values, keys, 0 if timestamps_ms is None else timestamps_ms, headers) as cols:
+        return _split(cols, max_batch_bytes)
 
 
 def _split(cols: _Columns, max_batch_bytes: int) -> np.ndarray:
@@ -195,21 +199,21 @@ def encode_record_batches(
     _check_producer(producer_id, producer_epoch, base_sequence, transactional)
     if max_batch_bytes <= K.V2_HEADER_SIZE:
         raise ValueError("max_batch_bytes must exceed the 61-byte batch header")
-    cols = _columns_with_kernels(values, keys, timestamps_ms, headers)
-    bounds = _split(cols, max_batch_bytes).tolist()
-    if leave_last:
-        bounds = bounds[:-1]
-    out = []
-    seq = base_sequence
-    for first, last in zip(bounds[:-1], bounds[1:]):
-        out.append(
-            cols.encode_batch(
-                first, last, codec=c, producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=seq,
-                transactional=transactional, base_offset=0, partition_leader_epoch=-1,
+    with _columns_with_kernels(values, keys, timestamps_ms, headers) as cols:
+        bounds = _split(cols, max_batch_bytes).tolist()
+        if leave_last:
+            bounds = bounds[:-1]
+        out = []
+        seq = base_sequence
+        for first, last in zip(bounds[:-1], bounds[1:]):
+            out.append(
+                cols.encode_batch(
+                    first, last, codec=c, producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=seq,
+                    transactional=transactional, base_offset=0, partition_leader_epoch=-1,
+                )
             )
-        )
-        if seq >= 0:
-            seq = (seq + last - first) & 0x7FFFFFFF
+            if seq >= 0:
+                seq = (seq + last - first) & 0x7FFFFFFF
     return out
 
 

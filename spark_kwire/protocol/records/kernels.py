@@ -1,10 +1,12 @@
-"""The record kernels, compiled by numba (``jit``) or in plain Python (``pure``): chosen once, at import.
+"""The record kernels, compiled by numba (``jit``) or in plain Python (``pure``).
 
 numba is used unless the environment variable ``KWIRE_NO_NUMBA`` is true (``1``, ``true``, ``yes``, ``on``)
-or numba cannot be imported (not installed, or broken against the installed numpy); then the pure-Python
-kernels run, with one warning in the second case. Both offer the functions named in ``KERNELS``, with the
-same arguments and results, so the rest of the package calls ``kernels.<name>`` either way. The constants
-of ``layout`` are re-exported here for the callers' convenience.
+or numba is not installed or cannot be imported (e.g. broken against the installed numpy); then the
+pure-Python kernels run, with one warning in the last two cases. Both offer the functions named in
+``KERNELS``, with the same arguments and results, so the rest of the package calls ``kernels.<name>`` either
+way. Importing this module does not import numba: the kernels are bound on first use (``load()``), and
+``warming`` decides per call whether a call waits for numba or runs on ``pure`` meanwhile. The constants of
+``layout`` are re-exported here for the callers' convenience.
 
 On a Spark cluster, set the variable for the Python workers too (``spark.executorEnv.KWIRE_NO_NUMBA``).
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import logging
 import os
 
@@ -47,48 +50,58 @@ def numba_refused(environ=os.environ) -> bool:
 
 
 def _choose():
+    """The implementation to use and why, without importing numba (a quarter to half a second): numba is chosen
+    when it is installed and not refused; whether it imports is found out when a kernel is first needed."""
     if numba_refused():
-        from . import pure
-
-        return pure, f"{NO_NUMBA_VARIABLE} is set"
-    try:
-        from . import jit
-    except Exception as exc:  # ImportError, or whatever a numba broken against this numpy raises
-        _log.warning("numba cannot be imported (%s: %s); spark_kwire decodes and encodes records with its "
-                     "pure-Python kernels, many times slower. Install a numba that works with this numpy, or set "
-                     "%s=1 to choose the pure-Python kernels without this warning.",
-                     type(exc).__name__, exc, NO_NUMBA_VARIABLE)
-        from . import pure
-
-        return pure, f"numba cannot be imported ({type(exc).__name__}: {exc})"
-    return jit, "numba imported"
+        return "python", f"{NO_NUMBA_VARIABLE} is set"
+    if importlib.util.find_spec("numba") is None:
+        _log.warning("numba is not installed; spark_kwire decodes and encodes records with its pure-Python kernels, "
+                     "many times slower. Install numba, or set %s=1 to choose the pure-Python kernels without this "
+                     "warning.", NO_NUMBA_VARIABLE)
+        return "python", "numba is not installed"
+    return "numba", "numba is installed"
 
 
-_implementation, WHY = _choose()
-IMPLEMENTATION = "numba" if _implementation.__name__.endswith(".jit") else "python"
-"""``"numba"`` or ``"python"``; ``WHY`` says what decided it."""
+IMPLEMENTATION, WHY = _choose()
+"""``"numba"`` or ``"python"``; ``WHY`` says what decided it. ``"numba"`` until importing it fails."""
 
-count_entries = _implementation.count_entries
-scan_entries = _implementation.scan_entries
-control_type = _implementation.control_type
-txn_filter = _implementation.txn_filter
-decode_regions = _implementation.decode_regions
-decode_v2_regions = _implementation.decode_v2_regions
-gather_binary = _implementation.gather_binary
-header_totals = _implementation.header_totals
-header_fill = _implementation.header_fill
-encoded_records_size = _implementation.encoded_records_size
-encode_records = _implementation.encode_records
-split_points = _implementation.split_points
-murmur2_partitions = _implementation.murmur2_partitions
-murmur2_hashes = _implementation.murmur2_hashes
-read_varint = _implementation.read_varint
-read_varlong = _implementation.read_varlong
-varint_size = _implementation.varint_size
-write_varint = _implementation.write_varint
-crc32c_range = _implementation.crc32c_range
-crc32_range = _implementation.crc32_range
-HW_CRC32C = _implementation.HW_CRC32C
+
+def _bind(module) -> None:
+    globals().update({name: getattr(module, name) for name in KERNELS})
+
+
+def load():
+    """Imports the chosen implementation now and binds its kernels here; returns it. When numba fails to import
+    (e.g. broken against the installed numpy), falls back to the pure-Python kernels with one warning."""
+    global IMPLEMENTATION, WHY
+    if IMPLEMENTATION == "numba":
+        try:
+            from . import jit
+        except Exception as exc:  # ImportError, or whatever a numba broken against this numpy raises
+            _log.warning("numba cannot be imported (%s: %s); spark_kwire decodes and encodes records with its "
+                         "pure-Python kernels, many times slower. Install a numba that works with this numpy, or "
+                         "set %s=1 to choose the pure-Python kernels without this warning.",
+                         type(exc).__name__, exc, NO_NUMBA_VARIABLE)
+            IMPLEMENTATION, WHY = "python", f"numba cannot be imported ({type(exc).__name__}: {exc})"
+        else:
+            _bind(jit)
+            return jit
+    from . import pure
+
+    _bind(pure)
+    return pure
+
+
+def __getattr__(name: str):
+    # The kernels are bound on first use, so that importing this module does not import numba.
+    if name in KERNELS:
+        load()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if IMPLEMENTATION == "python":
+    load()
 
 
 _using_depth = 0
@@ -101,14 +114,18 @@ def using(implementation: str):
     the one chosen (see ``warming``). Not for concurrent use."""
     global _using_depth
     module = importlib.import_module({"numba": ".jit", "python": ".pure"}[implementation], __package__)
-    saved = {name: globals()[name] for name in KERNELS}
-    globals().update({name: getattr(module, name) for name in KERNELS})
+    saved = {name: globals()[name] for name in KERNELS if name in globals()}
+    _bind(module)
     _using_depth += 1
     try:
         yield module
     finally:
         _using_depth -= 1
-        globals().update(saved)
+        for name in KERNELS:  # names not bound before stay unbound (bound on first use)
+            if name in saved:
+                globals()[name] = saved[name]
+            else:
+                globals().pop(name, None)
 
 
 def bound_by_using() -> bool:

@@ -34,7 +34,8 @@ def partition_for_keys(keys, num_partitions: int) -> np.ndarray:
         raise ValueError("num_partitions must be positive")
     offsets, data, valid = binary_parts(keys, "keys")
     out = np.empty(valid.shape[0], dtype=np.int32)
-    kernels_for("partition", data.nbytes).murmur2_partitions(offsets, data, valid, num_partitions, out)
+    with kernels_for("partition", data.nbytes) as k:
+        k.murmur2_partitions(offsets, data, valid, num_partitions, out)
     return out
 
 
@@ -42,7 +43,8 @@ def murmur2_array(keys) -> np.ndarray:
     """Signed 32-bit murmur2 of every key (0 for null keys), as int32."""
     offsets, data, valid = binary_parts(keys, "keys")
     out = np.empty(valid.shape[0], dtype=np.int32)
-    kernels_for("hash", data.nbytes).murmur2_hashes(offsets, data, valid, out)
+    with kernels_for("hash", data.nbytes) as k:
+        k.murmur2_hashes(offsets, data, valid, out)
     return out
 
 

@@ -22,6 +22,7 @@ from . import kernels
 from .batch import HEADERS_TYPE, decode_record_set, encode_record_batch, split_batches
 from .compression import compress
 from .partitioner import murmur2_array, partition_for_keys
+from .compiled_notes import remember
 from .warming import mark_ready, registered_paths
 
 _done = False
@@ -86,6 +87,7 @@ def warm_up(force: bool = False) -> float:
     if _done and not force:
         return 0.0
     t = time.perf_counter()
+    kernels.load()  # numba imported now (or, when it cannot be, the pure-Python kernels chosen)
     with kernels.using(kernels.IMPLEMENTATION):  # the chosen kernels for every call, none left to the background
         buf = sample_record_set()
         res = decode_record_set(buf, start_offset=0, end_offset=None, read_committed=True,
@@ -101,9 +103,9 @@ def warm_up(force: bool = False) -> float:
         split_batches(pa.array([b"x"] * 3), keys, timestamps_ms=np.arange(3), max_batch_bytes=100)
     mark_ready()
     if kernels.IMPLEMENTATION == "numba":
-        from .jit.cache import remember_cached
+        from .jit.cache import loaded_index_files
 
         for path in registered_paths():
-            remember_cached(path)
+            remember(path, loaded_index_files())
     _done = True
     return time.perf_counter() - t

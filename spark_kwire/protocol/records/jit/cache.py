@@ -13,11 +13,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import stat
-import tempfile
 
 import numba
 from numba.core import config as numba_config
+
+from ..compiled_notes import private_temporary_directory
 
 _log = logging.getLogger("spark_kwire.protocol.records")
 
@@ -41,22 +41,6 @@ def cache_location() -> tuple[str | None, str | None]:
 
 def _no_locator(exc: RuntimeError) -> bool:
     return "no locator available" in str(exc)
-
-
-def private_temporary_directory() -> str | None:
-    """``<tmp>/spark-kwire-numba-<uid>``, created 0700; None unless it is a directory this user owns, that
-    nobody else can write (machine code loaded from it runs in this process), and a file can be made in."""
-    uid = os.getuid() if hasattr(os, "getuid") else None
-    path = os.path.join(tempfile.gettempdir(), f"spark-kwire-numba-{uid if uid is not None else 'user'}")
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        st = os.lstat(path)
-        if not stat.S_ISDIR(st.st_mode) or (uid is not None and st.st_uid != uid) or st.st_mode & 0o022:
-            return None
-        tempfile.TemporaryFile(dir=path).close()
-    except OSError:
-        return None
-    return path
 
 
 @contextlib.contextmanager
@@ -125,37 +109,13 @@ def kernel_without_refcounts(fn):
     reference counting (``_nrt=False``), so the arrays passed from kernel to kernel cost no atomic increments
     and decrements. The interpreter of ``spark_kwire/formats`` passes a dozen arrays per call and ran 10 to
     20 times faster so. Such a kernel fails to compile if it allocates. Not listed among the record kernels
-    (``remember_cached`` and ``cached_on_disk`` concern those only)."""
+    (:func:`loaded_index_files` and the warming notes concern those only)."""
     return _compile(fn, {"nogil": True, "_nrt": False})
 
 
-def _index_path(dispatcher) -> str:
-    return dispatcher._cache._cache_file._index_path  # AttributeError when the kernel is not cached
-
-
-def _marker(path: str) -> str:
-    return os.path.join(os.path.dirname(_index_path(_kernels[0])), f"spark_kwire-{path}.cached")
-
-
-def remember_cached(path: str) -> None:
-    """Notes in the cache directory that ``path``'s kernels (those compiled or loaded so far in this process,
-    which has just run the path) are cached, so later processes know they can load them."""
+def loaded_index_files() -> list[str]:
+    """The cache index files of every kernel compiled or loaded in this process so far (none when not cached)."""
     try:
-        indexes = sorted(_index_path(k) for k in _kernels if k.signatures)
-        if indexes and all(os.path.exists(i) for i in indexes):
-            with open(_marker(path), "w", encoding="utf-8") as out:
-                out.write("\n".join(indexes))
-    except (AttributeError, IndexError, OSError):
-        pass  # not cached, or the directory is not writable: later processes compile, as they would anyway
-
-
-def cached_on_disk(path: str) -> bool:
-    """Whether numba's cache holds ``path``'s kernels (as noted by :func:`remember_cached`), so a new process
-    loads them (a few tenths of a second) instead of compiling them (seconds). An index can be stale (sources
-    changed since); then numba compiles, as it would have anyway."""
-    try:
-        with open(_marker(path), encoding="utf-8") as f:
-            indexes = f.read().split()
-        return bool(indexes) and all(os.path.exists(i) for i in indexes)
-    except (AttributeError, IndexError, OSError):
-        return False
+        return sorted(k._cache._cache_file._index_path for k in _kernels if k.signatures)
+    except AttributeError:  # not cached (numba's NullCache)
+        return []

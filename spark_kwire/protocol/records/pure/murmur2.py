@@ -1,9 +1,11 @@
-"""murmur2 in plain Python: the Java client's Utils.murmur2 (its default partitioner's hash), for one key and
-over Arrow binary buffers (as ``jit/murmur2.py``)."""
+"""murmur2 in plain Python: the Java client's Utils.murmur2 (its default partitioner's hash), for one key, and
+over Arrow binary buffers with numpy, all keys of a length at once (as ``jit/murmur2.py``)."""
 
 from __future__ import annotations
 
 import struct
+
+import numpy as np
 
 _M = 0x5BD1E995
 _MASK = 0xFFFFFFFF
@@ -36,20 +38,49 @@ def murmur2(data) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
-def _keys(offsets, data, valid):
-    """Yields the bytes of every slot, None for null slots."""
-    view = memoryview(data)
-    bounds = offsets.tolist()
-    for i, ok in enumerate(valid.tolist()):
-        yield view[bounds[i] : bounds[i + 1]] if ok else None
+def _hashes(offsets, data, valid) -> np.ndarray:
+    """Unsigned 32-bit murmur2 of every slot (0 for null slots), as uint64: the keys of each length at once,
+    as a matrix of their bytes, with numpy (keys of a topic take few distinct lengths)."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    data = np.asarray(data, dtype=np.uint8)
+    lengths = offsets[1:] - offsets[:-1]
+    valid = np.asarray(valid) != 0
+    out = np.zeros(lengths.shape[0], dtype=np.uint64)
+    m = np.uint64(_M)
+    mask = np.uint64(_MASK)
+    for length in np.unique(lengths[valid]).tolist():
+        rows = np.flatnonzero(valid & (lengths == length))
+        keys = data[offsets[rows][:, None] + np.arange(length)].astype(np.uint64) if length else None
+        h = np.full(rows.shape[0], (0x9747B28C ^ length) & _MASK, dtype=np.uint64)
+        for j in range(length // 4):
+            k = (keys[:, 4 * j] | (keys[:, 4 * j + 1] << np.uint64(8)) | (keys[:, 4 * j + 2] << np.uint64(16))
+                 | (keys[:, 4 * j + 3] << np.uint64(24)))
+            k = (k * m) & mask
+            k ^= k >> np.uint64(24)
+            k = (k * m) & mask
+            h = ((h * m) & mask) ^ k
+        tail = 4 * (length // 4)
+        rem = length & 3
+        if rem >= 3:
+            h ^= keys[:, tail + 2] << np.uint64(16)
+        if rem >= 2:
+            h ^= keys[:, tail + 1] << np.uint64(8)
+        if rem >= 1:
+            h ^= keys[:, tail]
+            h = (h * m) & mask
+        h ^= h >> np.uint64(13)
+        h = (h * m) & mask
+        h ^= h >> np.uint64(15)
+        out[rows] = h
+    return out
 
 
 def murmur2_partitions(offsets, data, valid, num_partitions, out):
     """out[i] = (murmur2(key_i) & 0x7fffffff) % num_partitions; -1 for null keys."""
-    out[:] = [-1 if key is None else (murmur2(key) & 0x7FFFFFFF) % num_partitions
-              for key in _keys(offsets, data, valid)]
+    h = (_hashes(offsets, data, valid) & np.uint64(0x7FFFFFFF)) % np.uint64(num_partitions)
+    out[:] = np.where(np.asarray(valid) != 0, h.astype(np.int64), -1)
 
 
 def murmur2_hashes(offsets, data, valid, out):
     """Signed 32-bit murmur2 of every slot (0 for null slots)."""
-    out[:] = [0 if key is None else murmur2(key) for key in _keys(offsets, data, valid)]
+    out[:] = _hashes(offsets, data, valid).astype(np.uint32).view(np.int32)
