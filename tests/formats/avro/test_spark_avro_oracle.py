@@ -45,10 +45,11 @@ OTHER_SCHEMAS = [
 
 
 def spark_reads_time_as_time() -> bool:
-    """from_avro reads time-micros as TIME(6) from Spark 4.2 on (SPARK-54473; bigint before, 4.1 included)."""
-    import pyspark
+    """from_avro reads time-micros as TIME(6) where Spark has its TIME type in general use (4.2 on, SPARK-54473;
+    bigint before, 4.1 included): the capability the data source decides it by."""
+    from spark_kwire.spark.capabilities import TIME_TYPE
 
-    return tuple(int(x) for x in pyspark.__version__.split(".")[:2]) >= (4, 2)
+    return TIME_TYPE.available
 
 
 def new_decoder(schema) -> AvroDecoder:
@@ -59,10 +60,8 @@ def from_arrow_type(t):
     """The Spark type of an Arrow type as Spark's Arrow conversion (ArrowUtils) reads it. PySpark's own
     from_arrow_type agrees from 4.2 on; in 4.0 it drops list and map item nullability, and in 4.0 and 4.1 it reads
     timestamps without a time zone as TIMESTAMP (so does not serve as the oracle there)."""
-    import pyspark
-
     spark_type = _spark_type(t)
-    if tuple(int(x) for x in pyspark.__version__.split(".")[:2]) >= (4, 2):
+    if spark_reads_time_as_time():  # the releases (4.2 on) whose from_arrow_type also follows ArrowUtils
         from pyspark.sql.pandas.types import from_arrow_type as convert
 
         assert convert(t) == spark_type
