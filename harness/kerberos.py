@@ -30,6 +30,7 @@ from harness.processes import die_with_parent, free_port, port_answers, spawner
 __all__ = ["KerberosRealm", "KerberosError", "kerberized_kafka_cluster", "GSSAPI_LISTENER", "GSSAPI_TLS_LISTENER",
            "BROKER_HOST"]
 
+PORT_ATTEMPTS = 5
 START_TIMEOUT_S = 20.0
 BROKER_HOST = "localhost"  # the host of the brokers' service principal, and of their SASL listener
 GSSAPI_LISTENER = "SASL_PLAINTEXT"
@@ -147,17 +148,40 @@ class KerberosRealm:
         self._write_configs()
         # the master password only protects the stash file, which sits next to it in the temporary folder
         self._run("kdb5_util", "-r", self.realm, "create", "-s", "-P", secrets.token_hex(16))
+        for _attempt in range(PORT_ATTEMPTS):
+            if self._start_kdc():
+                return self
+            # another process bound the free port before krb5kdc did (tests run in parallel): take another one
+            self.port = free_port()
+            self._write_configs()
+        self._fail(f"krb5kdc found no free port in {PORT_ATTEMPTS} attempts")
+
+    def _start_kdc(self) -> bool:
+        """Start krb5kdc on ``self.port``: True once it answers there, False if the port was taken meanwhile."""
+        log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "ab") as log:
             self.process = spawner.popen([_tool("krb5kdc"), "-n", "-r", self.realm], env={**os.environ, **self.env},
                                          stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir)
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not port_answers(self.port):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                tail = self.log_path.read_text(errors="replace")[-3000:] if self.log_path.exists() else ""
-                self.stop()
-                raise KerberosError(f"krb5kdc did not start on port {self.port}; log:\n{tail}")
+        while True:
+            if port_answers(self.port):
+                time.sleep(0.2)  # the port may answer for the process that took it, while krb5kdc exits
+                if self.process.poll() is None:
+                    return True
+            if self.process.poll() is not None:
+                with open(self.log_path, "rb") as log:
+                    log.seek(log_start)
+                    if b"Address already in use" in log.read():
+                        return False
+                self._fail(f"krb5kdc did not start on port {self.port}")
+            if time.monotonic() > deadline:
+                self._fail(f"krb5kdc did not start on port {self.port} within {START_TIMEOUT_S} s")
             time.sleep(0.05)
-        return self
+
+    def _fail(self, what: str) -> None:
+        tail = self.log_path.read_text(errors="replace")[-3000:] if self.log_path.exists() else ""
+        self.stop()
+        raise KerberosError(f"{what}; log:\n{tail}")
 
     def stop(self) -> None:
         """Stop the KDC and remove its folder (keytabs and caches made there included). Safe to call twice."""

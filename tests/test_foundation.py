@@ -95,3 +95,22 @@ def test_single_broker_starts_in_under_30_seconds():
         elapsed = time.monotonic() - started
         _raw_api_versions(cluster.nodes[1].port)
     assert elapsed < 30, elapsed
+
+
+def test_kdc_moves_to_another_port_when_its_free_port_is_taken_before_it_binds():
+    """Parallel test runs pick free ports at the same time: a KDC whose port another process took between the
+    choice and krb5kdc's bind must start on another port, not fail (the 4.0.5 run beside the newest did once)."""
+    from harness.kerberos import KerberosRealm
+
+    realm = KerberosRealm()
+    taken = realm.port
+    with socket.socket() as squatter:
+        squatter.bind(("0.0.0.0", taken))
+        squatter.listen()
+        try:
+            realm.start()
+            assert realm.port != taken
+            assert realm.process.poll() is None
+            assert f"127.0.0.1:{realm.port}" in realm.krb5_conf.read_text()
+        finally:
+            realm.stop()
