@@ -281,6 +281,14 @@ def _reference_map(references) -> dict[str, object]:
     return out
 
 
+def schema_title(schema) -> str | None:
+    """The ``title`` of a schema's root (what Confluent's RecordNameStrategy names a JSON Schema's subject after),
+    None without one."""
+    document = _loads(schema)
+    title = document.get("title") if isinstance(document, Mapping) else None
+    return str(title) if title else None
+
+
 def parse_json_schema(schema, references=()) -> JType:
     """The type tree of ``schema`` (JSON text, a parsed value, or a registry schema) with ``references``
     (name -> schema: the registry's references, what other schemas' ``$ref`` name)."""

@@ -180,16 +180,16 @@ def _registry(opts: Mapping[str, Any]) -> "RegistryConfig | None":
 
 def _side(opts: Mapping[str, Any], side: str, fmt: str, *, write: bool) -> SideSpec:
     names = _names(side)
-    payload_format(fmt)  # a format not available yet is refused here, at load()
+    payload = payload_format(fmt)
     schema = _text(opts, names["schema"])
     version = _version(opts, names["version"])
     if schema is not None and names["version"].lower() in opts:
         raise KwireOptionError(f"Give at most one of '{names['schema']}' (a schema given inline) and "
                                f"'{names['version']}' (a version registered under the subject).")
     message = _text(opts, names["message"])
-    if message is not None and fmt != "protobuf":
+    if message is not None and not payload.uses_message_name:
         raise KwireOptionError(f"Option '{names['message']}' names a Protobuf message; {names['format']} is "
-                               f"'{fmt}'.")
+                               f"'{fmt}', whose schemas hold one type.")
     return SideSpec(side, fmt, schema=schema, version=version, strategy=_strategy(opts, names["strategy"]),
                     record_name=_text(opts, names["record"]), message_name=message)
 
