@@ -17,8 +17,9 @@ from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSe
 
 from spark_kwire import admin
 from tests.formats.json_schema.oracle import SCHEMA, VALUES, compare, frame, spark as spark_value
+from tests.formats.protobuf.oracle import spark_value as protobuf_spark_value
 from tests.spark.typed_fixtures import (consume_deserialized, drawn, kwire_reader, produce_raw,  # noqa: F401
-                                        produce_serialized, registry, unique)
+                                        produce_serialized, protobuf_deserializer_of_latest, registry, unique)
 
 pytestmark = [pytest.mark.timeout(900),
               pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")]
@@ -165,3 +166,30 @@ def test_writes_read_back_by_confluent_kafka(spark, bootstrap, create_topic, reg
     text = str(info.value)
     assert "does not fit" in text and "id" in text and "Nothing was written" in text, text
     assert admin.latest_offsets(bootstrap, misfit) == {0: 0}
+
+
+def test_a_json_schema_stream_into_a_protobuf_stream(spark, bootstrap, create_topic, registry, tmp_path):
+    source, sink = create_topic(unique("js-stream"), partitions=2), create_topic(unique("pb-sink"), partitions=2)
+    client = SchemaRegistryClient({"url": registry.url})
+    serializer = JSONSerializer(json.dumps(V3), client)
+    orders = [{"id": i, "item": f"i{i}", "qty": i % 4, "price": i / 2, "tags": ["t"] * (i % 2), "note": None}
+              for i in range(1, 41)]
+    produce_serialized(bootstrap, source, serializer, orders[:25], partitions=2)
+    stream = (kwire_reader(spark, bootstrap, source, registry.url, stream=True, valueFormat="json-schema",
+                           maxOffsetsPerTrigger=15).load()
+              .selectExpr("struct(value.id, value.item, value.qty * 10 AS qty, value.tags) AS value"))
+    writer = (stream.writeStream.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("topic", sink)
+              .option("checkpointLocation", str(tmp_path / "cp")).option("valueFormat", "protobuf")
+              .option("schema.registry.url", registry.url).option("auto.register.schemas", "true"))
+    query = writer.trigger(processingTime="200 milliseconds").start()
+    try:
+        query.processAllAvailable()
+        produce_serialized(bootstrap, source, serializer, orders[25:], partitions=2)
+        query.processAllAvailable()
+        assert query.exception() is None
+    finally:
+        query.stop()
+    _cls, deserializer, _text = protobuf_deserializer_of_latest(client, f"{sink}-value")
+    got = consume_deserialized(bootstrap, sink, deserializer, 40, partitions=2)
+    assert sorted((protobuf_spark_value(v) for _k, v in got), key=lambda v: v["id"]) == \
+        [{"id": o["id"], "item": o["item"], "qty": o["qty"] * 10, "tags": o["tags"]} for o in orders]

@@ -17,15 +17,15 @@ import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
+from google.protobuf import timestamp_pb2
 
-from harness.proto_text import compile_proto, well_known_include_dir
+from harness.proto_text import well_known_include_dir
 from spark_kwire import admin
 from tests.formats.protobuf import protos
 from tests.formats.protobuf.conftest import order_versions, pb  # noqa: F401 - the compiled test protos
 from tests.formats.protobuf.oracle import all_types, normalize, spark_value
 from tests.spark.typed_fixtures import (consume_deserialized, drawn, kwire_reader, produce_serialized,  # noqa: F401
-                                        registry, unique)
+                                        protobuf_deserializer_of_latest, registry, unique)
 
 pytestmark = pytest.mark.timeout(900)
 CONF = {"use.deprecated.format": False}
@@ -181,18 +181,6 @@ def test_imports_as_references_messages_by_name_keys_and_permissive(spark, boots
     assert all("another message type than the one read" in r.error for r in bad), bad[0].error
 
 
-def _deserializer_of_registered(registry_url: str, subject: str, client: SchemaRegistryClient):
-    """confluent-kafka's ProtobufDeserializer for the message a subject's latest `.proto` text defines, compiled
-    by protoc (not by kwire) into a pool of its own."""
-    text = client.get_latest_version(subject).schema.schema_str
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(descriptor_pb2.FileDescriptorProto.FromString(timestamp_pb2.DESCRIPTOR.serialized_pb))
-    pool.Add(compile_proto(text, name="derived.proto"))
-    file = pool.FindFileByName("derived.proto")
-    cls = message_factory.GetMessageClass(next(iter(file.message_types_by_name.values())))
-    return cls, ProtobufDeserializer(cls, CONF, client), text
-
-
 def test_writes_read_back_by_confluent_kafka(spark, bootstrap, create_topic, registry, payments):
     client = SchemaRegistryClient({"url": registry.url})
     # 1. the subject's latest schema (registered by confluent-kafka, with its reference), key and value typed
@@ -225,7 +213,7 @@ def test_writes_read_back_by_confluent_kafka(spark, bootstrap, create_topic, reg
     plain = df.selectExpr("struct(id, cur, units, nanos, state, at, labels, fees, memo) AS value")
     _writer(plain, bootstrap, derived_topic, registry.url, valueFormat="protobuf",
             **{"auto.register.schemas": "true"}).save()
-    cls, deserializer, text = _deserializer_of_registered(registry.url, f"{derived_topic}-value", client)
+    cls, deserializer, text = protobuf_deserializer_of_latest(client, f"{derived_topic}-value")
     assert "message TopLevelRecord" in text
     back = consume_deserialized(bootstrap, derived_topic, deserializer, 20)
     names = ["id", "cur", "units", "nanos", "state", "at", "labels", "fees", "memo"]

@@ -131,6 +131,25 @@ def consume_deserialized(bootstrap: str, topic: str, value_deserializer, expecte
     return got
 
 
+def protobuf_deserializer_of_latest(client: SchemaRegistryClient, subject: str):
+    """(message class, confluent-kafka's ProtobufDeserializer of it, `.proto` text) for the first message of a
+    subject's latest `.proto` text (as kwire registers derived schemas), compiled by protoc (not by kwire) into a
+    descriptor pool of its own."""
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    from google.protobuf import descriptor_pb2, descriptor_pool, duration_pb2, message_factory, timestamp_pb2
+
+    from harness.proto_text import compile_proto
+
+    text = client.get_latest_version(subject).schema.schema_str
+    pool = descriptor_pool.DescriptorPool()
+    for known in (timestamp_pb2, duration_pb2):
+        pool.Add(descriptor_pb2.FileDescriptorProto.FromString(known.DESCRIPTOR.serialized_pb))
+    pool.Add(compile_proto(text, name="derived.proto"))
+    file = pool.FindFileByName("derived.proto")
+    cls = message_factory.GetMessageClass(next(iter(file.message_types_by_name.values())))
+    return cls, ProtobufDeserializer(cls, {"use.deprecated.format": False}, client), text
+
+
 def produce_raw(bootstrap: str, topic: str, records) -> None:
     """Write (key, value[, partition]) byte records as they are."""
     producer = Producer({"bootstrap.servers": bootstrap})
