@@ -71,6 +71,9 @@ def test_every_typed_format_is_accepted_and_others_are_refused_by_name():
         assert payload_format(name).registry_type == registry_type
     value = read(**BASE, **REGISTRY, valueFormat="protobuf", valueMessageName="shop.Order").typed.side("value")
     assert (value.format, value.message_name) == ("protobuf", "shop.Order")
+    by_record = read(**BASE, **REGISTRY, valueFormat="protobuf", valueRecordName="shop.Order",
+                     **{"value.subject.name.strategy": "RecordNameStrategy"}).typed.side("value")
+    assert by_record.message_name == "shop.Order"  # the record strategy's record is the message
     assert read(**BASE, **REGISTRY, valueFormat="JSON_Schema").typed.side("value").format == "json-schema"
     assert read(**BASE, **REGISTRY, keyFormat="jsonschema").typed.side("key").format == "json-schema"
     refused("must be one of binary, avro, protobuf, json-schema", **BASE, valueFormat="parquet")

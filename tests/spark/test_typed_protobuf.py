@@ -231,6 +231,31 @@ def test_writes_read_back_by_confluent_kafka(spark, bootstrap, create_topic, reg
     assert admin.latest_offsets(bootstrap, misfit_topic) == {0: 0}
 
 
+def test_record_name_strategy_names_subjects_after_the_message(spark, bootstrap, create_topic, registry, payments):
+    from confluent_kafka.schema_registry import record_subject_name_strategy
+
+    topic = create_topic(unique("pb-record-strategy"), partitions=1)
+    client = SchemaRegistryClient({"url": registry.url})
+    serializer = ProtobufSerializer(payments.Payment, client,
+                                    {**CONF, "subject.name.strategy": record_subject_name_strategy})
+    produce_serialized(bootstrap, topic, serializer, [payments.Payment(id=i + 1, memo="r") for i in range(5)])
+    assert "kwire.spk.Payment" in client.get_subjects()  # Confluent's record name: the message's full name
+    strategy = {"value.subject.name.strategy": "RecordNameStrategy", "valueRecordName": "kwire.spk.Payment"}
+    df = kwire_reader(spark, bootstrap, topic, registry.url, valueFormat="protobuf", **strategy).load()
+    assert [(r.id, r.memo) for r in df.select("value.id", "value.memo").collect()] == [(i + 1, "r") for i in range(5)]
+    # a write with an inline schema under TopicRecordNameStrategy: the subject is <topic>-<its message's full name>
+    out = create_topic(unique("pb-record-write"), partitions=1)
+    _writer(spark.range(1, 4).selectExpr("struct(id, 'c' AS customer) AS value"), bootstrap, out, registry.url,
+            valueFormat="protobuf", valueSchema=protos.ORDER_V1, **{"auto.register.schemas": "true",
+                                                                    "value.subject.name.strategy":
+                                                                        "TopicRecordNameStrategy"}).save()
+    assert f"{out}-kwire.evo.Order" in client.get_subjects()
+    cls, deserializer, _text = protobuf_deserializer_of_latest(client, f"{out}-kwire.evo.Order")
+    got = consume_deserialized(bootstrap, out, deserializer, 3)
+    assert sorted(spark_value(v)["id"] for _k, v in got) == [1, 2, 3]
+    assert {spark_value(v)["customer"] for _k, v in got} == {"c"}
+
+
 def test_a_protobuf_stream(spark, bootstrap, create_topic, registry, payments, tmp_path):
     topic = create_topic(unique("pb-stream"), partitions=2)
     client = SchemaRegistryClient({"url": registry.url})

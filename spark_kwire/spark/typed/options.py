@@ -190,8 +190,11 @@ def _side(opts: Mapping[str, Any], side: str, fmt: str, *, write: bool) -> SideS
     if message is not None and not payload.uses_message_name:
         raise KwireOptionError(f"Option '{names['message']}' names a Protobuf message; {names['format']} is "
                                f"'{fmt}', whose schemas hold one type.")
-    return SideSpec(side, fmt, schema=schema, version=version, strategy=_strategy(opts, names["strategy"]),
-                    record_name=_text(opts, names["record"]), message_name=message)
+    strategy, record = _strategy(opts, names["strategy"]), _text(opts, names["record"])
+    if message is None and payload.uses_message_name and record and strategy != "TopicNameStrategy":
+        message = record  # a record strategy's record is the Protobuf message's full name (Confluent's rule)
+    return SideSpec(side, fmt, schema=schema, version=version, strategy=strategy, record_name=record,
+                    message_name=message)
 
 
 def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
