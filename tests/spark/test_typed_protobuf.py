@@ -14,7 +14,7 @@ import sys
 import types
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import timestamp_pb2
@@ -24,8 +24,8 @@ from spark_kwire import admin
 from tests.formats.protobuf import protos
 from tests.formats.protobuf.conftest import order_versions, pb  # noqa: F401 - the compiled test protos
 from tests.formats.protobuf.oracle import all_types, normalize, spark_value
-from tests.spark.typed_fixtures import (consume_deserialized, drawn, kwire_reader, produce_serialized,  # noqa: F401
-                                        protobuf_deserializer_of_latest, registry, unique)
+from tests.spark.typed_fixtures import (consume_deserialized, drawn, kwire_reader, produce_raw,  # noqa: F401
+                                        produce_serialized, protobuf_deserializer_of_latest, registry, unique)
 
 pytestmark = pytest.mark.timeout(900)
 CONF = {"use.deprecated.format": False}
@@ -143,6 +143,27 @@ def test_a_topic_written_under_three_versions_reads_by_field_number(spark, boots
     first = kwire_reader(spark, bootstrap, topic, registry.url, valueFormat="protobuf", valueSchemaVersion=1).load()
     assert first.schema["value"].dataType.fieldNames() == ["id", "customer", "quantity", "tags"]
     assert typed_rows(first) == {k: spark_value(v1.FromString(message_bytes(p))) for k, p in payloads}
+
+
+def test_a_writer_schema_that_cannot_be_read_as_the_readers_is_named(spark, bootstrap, create_topic, registry,
+                                                                     order_versions):  # noqa: F811
+    topic = create_topic(unique("pb-incompatible"), partitions=1)
+    client = SchemaRegistryClient({"url": registry.url})
+    v3 = order_versions[2]
+    good_id = client.register_schema(f"{topic}-value", Schema(protos.ORDER_V3, "PROTOBUF"))
+    broken_id = client.register_schema(unique("pb-elsewhere"), Schema(protos.ORDER_BROKEN, "PROTOBUF"))
+    def framed(schema_id: int, message: bytes) -> bytes:  # magic byte, schema id, message indexes [0]
+        return b"\x00" + schema_id.to_bytes(4, "big") + b"\x00" + message
+
+    good = framed(good_id, v3(id=1, buyer="b").SerializeToString())
+    broken = framed(broken_id, bytes.fromhex("0802") + b"\x11" + bytes(8))  # id 2, customer (a double) 0.0
+    produce_raw(bootstrap, topic, [(b"good", good), (b"broken", broken)])
+    df = kwire_reader(spark, bootstrap, topic, registry.url, valueFormat="protobuf", mode="PERMISSIVE").load()
+    rows = {r.key: r for r in df.select("key", "value", "_corrupt_record").collect()}
+    assert rows[b"good"].value.asDict() == spark_value(v3(id=1, buyer="b")) and rows[b"good"]._corrupt_record is None
+    assert rows[b"broken"].value is None and bytes(rows[b"broken"]._corrupt_record.value) == broken
+    error = rows[b"broken"]._corrupt_record.error
+    assert f"writer schema id {broken_id} cannot be read" in error and "buyer" in error, error
 
 
 def test_imports_as_references_messages_by_name_keys_and_permissive(spark, bootstrap, create_topic, registry,
