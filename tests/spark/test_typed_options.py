@@ -85,6 +85,20 @@ def test_every_typed_format_is_accepted_and_others_are_refused_by_name():
     refused("'valueMessageName' applies only when 'valueFormat'", **BASE, valueMessageName="Order")
 
 
+def test_an_inline_schema_that_needs_references_says_so():
+    from spark_kwire.spark.errors import KwireSchemaError
+    from spark_kwire.spark.typed.schemas import resolve_read
+
+    for fmt, schema in (("protobuf", 'syntax = "proto3"; import "shop/money.proto"; message A { shop.Money m = 1; }'),
+                        ("json-schema", '{"type": "object", "properties": {"m": {"$ref": "money.json"}}}')):
+        typed = read(**BASE, valueFormat=fmt, valueSchema=schema).typed
+        with pytest.raises(KwireSchemaError) as info:
+            resolve_read(typed, [])
+        text = str(info.value)
+        assert "option 'valueSchema'" in text and "has no references" in text and "subject's registered" in text
+        assert ("shop/money.proto" if fmt == "protobuf" else "money.json") in text
+
+
 def test_a_registry_or_an_inline_schema_is_needed():
     refused(r"valueFormat=avro needs 'schema.registry.url'", **BASE, valueFormat="avro")
     typed = read(**BASE, valueFormat="avro", valueSchema='"string"').typed

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from ..errors import SchemaError
+from ..errors import MissingReferenceError, SchemaError
 
 OBJECT = "object"
 MAP = "map"
@@ -113,8 +113,8 @@ class _Reader:
                 name = base.rsplit("/", 1)[-1]
                 target = self.documents.get(name)
             if target is None:
-                raise SchemaError(f"$ref {ref!r} names a schema that was not given: pass it among the references "
-                                  f"(name -> schema)")
+                raise MissingReferenceError(f"$ref {ref!r} names a schema that was not given: pass it among the "
+                                            f"references (name -> schema)")
             document = target
         if not fragment:
             return document, document
