@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 OLDER_SPARK_RELEASES ?= 4.0.5 4.1.4 4.2.1
 # Spark-facing tests run on every release: batch read and write, streaming, registration, Connect, notebooks,
 # exactly-once streams, Kerberos (keytab, ticket cache, errors; the gssapi binding built in each virtualenv),
-# typed (Avro) reads, writes and streams.
+# typed (Avro) reads, writes and streams, Protobuf and JSON Schema reads and writes.
 RELEASE_TESTS ?= tests/spark/test_spark_releases.py tests/spark/test_registration.py \
 	tests/spark/test_spark_connect.py tests/test_notebooks.py::test_quickstart_notebook_runs \
 	tests/test_notebooks.py::test_databricks_notebook_runs tests/spark/test_exactly_once_stream.py \

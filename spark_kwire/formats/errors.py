@@ -19,6 +19,11 @@ class SchemaError(FormatError, ValueError):
         super().__init__(f"{path}: {reason}" if path else reason)
 
 
+class MissingReferenceError(SchemaError):
+    """A schema uses another one (a Protobuf import, a JSON Schema ``$ref`` to another document) that was not
+    given among its references."""
+
+
 class ResolutionError(SchemaError):
     """Data written with one schema (the writer's) cannot be read as another (the reader's): ``path`` names the
     field, in the reader's terms when it exists there."""

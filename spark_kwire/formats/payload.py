@@ -6,11 +6,16 @@
     result = decoder.decode(frames, mode="PERMISSIVE")
     encoder = fmt.encoder(schema_text, schema_id, references)
     text = fmt.derive_schema(arrow_struct_type)      # what auto.register.schemas registers (fmt.schema_type)
+    text = fmt.derive_named(arrow_struct_type, "shop.Order")  # the same, its record / message named so
+    fmt.record_name(schema_text, references)         # "shop.Order": what RecordNameStrategy names subjects after
 
 Every decoder has ``arrow_field`` / ``arrow_type``, ``missing_schema_ids(frames)``, ``add_writer_schema(id,
 schema, references=...)`` and ``decode(values_or_frames, mode)`` -> ``results.DecodeResult``; every encoder
 ``check(arrow_type)`` and ``encode(column, mode)`` -> ``results.EncodeResult``. A format's modules are imported
 when it is first asked for (Protobuf needs the ``protobuf`` runtime, the others do not).
+
+References are ``(name, schema)`` pairs in dependency order, as a registry's references come (Protobuf: the
+import path; JSON Schema: what ``$ref`` names; Avro only needs their texts, :meth:`PayloadFormat.references`).
 """
 
 from __future__ import annotations
@@ -43,6 +48,13 @@ class PayloadFormat:
             takes = ", ".join(accepted) or "no options"
             raise ValueError(f"{', '.join(wrong)}: not an option of the {self.name} {what} (it takes {takes})")
 
+    def references(self, references) -> list:
+        """``references`` (``(name, schema)`` pairs) as this format's classes take them: Avro's take the texts."""
+        pairs = list(references or ())
+        if self.name == "avro":
+            return [item[1] if isinstance(item, tuple) else item for item in pairs]
+        return pairs
+
     def frames(self, values: pa.Array | pa.ChunkedArray) -> Frames:
         """The framing of every row of a binary column, as this format's decoder reads it."""
         return parse_confluent(values, message_indexes=self.message_indexes)
@@ -54,7 +66,7 @@ class PayloadFormat:
         if self.name == "avro":
             from .avro.decoder import AvroDecoder
 
-            return AvroDecoder(reader_schema, references, **options)
+            return AvroDecoder(reader_schema, self.references(references), **options)
         if self.name == "protobuf":
             from .protobuf.decoder import ProtobufDecoder
 
@@ -69,7 +81,7 @@ class PayloadFormat:
         if self.name == "avro":
             from .avro.encoder import AvroEncoder
 
-            return AvroEncoder(schema, schema_id, references)
+            return AvroEncoder(schema, schema_id, self.references(references))
         if self.name == "protobuf":
             from .protobuf.encoder import ProtobufEncoder
 
@@ -93,6 +105,37 @@ class PayloadFormat:
         from .json_schema.derive import json_schema_json
 
         return json_schema_json(arrow_type, **options)
+
+    def derive_named(self, arrow_type: pa.DataType | pa.Schema, full_name: str | None = None) -> str:
+        """:meth:`derive_schema` with its record (Avro), message (Protobuf: ``package.Message``) or title (JSON
+        Schema) named ``full_name``; without one, each format's default (``topLevelRecord`` as spark-avro's
+        ``toAvroType``, ``TopLevelRecord``, no title)."""
+        if not full_name:
+            return self.derive_schema(arrow_type)
+        if self.name == "json-schema":
+            return self.derive_schema(arrow_type, title=full_name)
+        space, _, short = full_name.rpartition(".")
+        if self.name == "avro":
+            return self.derive_schema(arrow_type, record_name=short, namespace=space)
+        return self.derive_schema(arrow_type, record_name=short, package=space)
+
+    def record_name(self, schema, references=(), message_name: str | None = None) -> str | None:
+        """The name Confluent's RecordNameStrategy gives ``schema``: an Avro record's full name, the Protobuf
+        message's full name (``message_name``, or the file's first), a JSON Schema's ``title``; None if it has
+        none."""
+        if self.name == "avro":
+            from .avro import parse_schema
+            from .avro.model import Named
+
+            parsed = parse_schema(schema, self.references(references))
+            return parsed.fullname if isinstance(parsed, Named) else None
+        if self.name == "protobuf":
+            from .protobuf.schemas import load_schema, select_message
+
+            return select_message(load_schema(schema, references), message_name).full_name
+        from .json_schema.model import schema_title
+
+        return schema_title(schema)
 
 
 _FORMATS = {

@@ -45,3 +45,19 @@ def test_names_and_options_are_checked():
         payload_format("avro").decoder('"string"', message_name="X")
     with pytest.raises(ValueError, match="time_type: not an option of the json-schema decoder \\(it takes no "):
         payload_format("json-schema").decoder("{}", time_type=True)
+
+
+def test_record_names_and_named_derived_schemas_as_confluents_record_strategy_names_subjects():
+    avro, proto, js = (payload_format(n) for n in FORMATS)
+    assert avro.record_name(avro.derive_named(ROW, "shop.Order")) == "shop.Order"
+    assert avro.record_name(avro.derive_schema(ROW)) == "topLevelRecord"
+    named = proto.derive_named(ROW, "shop.v1.Order")
+    assert "package shop.v1;" in named and "message Order {" in named
+    assert proto.record_name(named) == "shop.v1.Order"
+    two = 'syntax = "proto3"; package p; message A { int32 x = 1; } message B { string y = 1; }'
+    assert (proto.record_name(two), proto.record_name(two, message_name="B")) == ("p.A", "p.B")
+    assert js.record_name(js.derive_named(ROW, "shop.Order")) == "shop.Order"
+    assert js.record_name(js.derive_schema(ROW)) is None  # no title: Confluent's record strategy has no name
+    # references are (name, schema) pairs for every format; Avro's classes take the texts
+    assert avro.references([("shop.Money", '"long"')]) == ['"long"']
+    assert js.references([("a.json", "{}")]) == [("a.json", "{}")]

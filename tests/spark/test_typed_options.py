@@ -1,7 +1,7 @@
 """The options of typed reads and writes, checked where they are parsed (no broker, no registry, no Spark): every
-option refused where it does not apply, saying where it belongs, unknown ones with a "did you mean", formats that
-are not available yet refused with a clear message (never an ImportError), secrets masked; and a few through
-Spark, to see the messages reach the user at load()."""
+option refused where it does not apply, saying where it belongs, unknown ones with a "did you mean", unknown
+formats refused saying which are accepted, secrets masked; and a few through Spark, to see the messages reach
+the user at load()."""
 
 from __future__ import annotations
 
@@ -66,18 +66,37 @@ def test_subject_name_strategies_by_every_name_confluent_uses():
     assert "RecordNameStrategy" in text
 
 
-def test_formats_protobuf_and_json_schema_are_refused_clearly_until_they_are_there():
-    try:
-        payload_format("protobuf")
-    except KwireOptionError as e:
-        assert "not available yet" in str(e) and "avro" in str(e)
-        refused("not available yet", **BASE, **REGISTRY, valueFormat="protobuf")
-    else:  # the format layer has it: the option is accepted
-        assert read(**BASE, **REGISTRY, valueFormat="protobuf").typed.side("value").format == "protobuf"
+def test_every_typed_format_is_accepted_and_others_are_refused_by_name():
+    for name, registry_type in (("avro", "AVRO"), ("protobuf", "PROTOBUF"), ("json-schema", "JSON")):
+        assert payload_format(name).registry_type == registry_type
+    value = read(**BASE, **REGISTRY, valueFormat="protobuf", valueMessageName="shop.Order").typed.side("value")
+    assert (value.format, value.message_name) == ("protobuf", "shop.Order")
+    by_record = read(**BASE, **REGISTRY, valueFormat="protobuf", valueRecordName="shop.Order",
+                     **{"value.subject.name.strategy": "RecordNameStrategy"}).typed.side("value")
+    assert by_record.message_name == "shop.Order"  # the record strategy's record is the message
+    assert read(**BASE, **REGISTRY, valueFormat="JSON_Schema").typed.side("value").format == "json-schema"
+    assert read(**BASE, **REGISTRY, keyFormat="jsonschema").typed.side("key").format == "json-schema"
     refused("must be one of binary, avro, protobuf, json-schema", **BASE, valueFormat="parquet")
     text = refused("json-schema", **BASE, valueFormat="json")
     assert "from_json" in text
-    refused("'valueMessageName' names a Protobuf message", **AVRO, valueMessageName="Order")
+    refused("'valueMessageName' names a Protobuf message; valueFormat is 'avro'", **AVRO, valueMessageName="Order")
+    refused("'keyMessageName' names a Protobuf message; keyFormat is 'json-schema'", **BASE, **REGISTRY,
+            keyFormat="json-schema", keyMessageName="Order")
+    refused("'valueMessageName' applies only when 'valueFormat'", **BASE, valueMessageName="Order")
+
+
+def test_an_inline_schema_that_needs_references_says_so():
+    from spark_kwire.spark.errors import KwireSchemaError
+    from spark_kwire.spark.typed.schemas import resolve_read
+
+    for fmt, schema in (("protobuf", 'syntax = "proto3"; import "shop/money.proto"; message A { shop.Money m = 1; }'),
+                        ("json-schema", '{"type": "object", "properties": {"m": {"$ref": "money.json"}}}')):
+        typed = read(**BASE, valueFormat=fmt, valueSchema=schema).typed
+        with pytest.raises(KwireSchemaError) as info:
+            resolve_read(typed, [])
+        text = str(info.value)
+        assert "option 'valueSchema'" in text and "has no references" in text and "subject's registered" in text
+        assert ("shop/money.proto" if fmt == "protobuf" else "money.json") in text
 
 
 def test_a_registry_or_an_inline_schema_is_needed():

@@ -1,7 +1,8 @@
 """Typed data on whichever PySpark release runs this file (`make test` runs it on 4.0, 4.1, 4.2 and the newest,
 against the installed wheel): an Avro topic written by confluent-kafka reads as the types Spark's own from_avro
 gives on that release (time-micros: bigint on 4.0 and 4.1, TIME from 4.2), a typed write reads back through
-confluent-kafka's deserializer, and a typed stream runs on that release's streaming API."""
+confluent-kafka's deserializer, and a typed stream runs on that release's streaming API; Protobuf's Timestamp
+and Duration (timestamp, interval day to second) and JSON Schema's dates and maps read and write back on it."""
 
 from __future__ import annotations
 
@@ -77,3 +78,74 @@ def test_typed_stream_on_this_release(spark, bootstrap, registry, event_topic, t
     finally:
         query.stop()
     assert sorted((r.id, r.fine) for r in rows) == [(i, True) for i in range(30)]
+
+
+CLOCK = """syntax = "proto3";
+package releases;
+import "google/protobuf/timestamp.proto";
+import "google/protobuf/duration.proto";
+message Clock {
+  int64 id = 1;
+  google.protobuf.Timestamp at = 2;
+  google.protobuf.Duration took = 3;
+  map<string, int64> counts = 4;
+}
+"""
+SHIFT = {"type": "object", "required": ["id"], "properties": {
+    "id": {"type": "integer"}, "day": {"type": "string", "format": "date"},
+    "at": {"type": "string", "format": "date-time"}, "hours": {"type": "object", "additionalProperties":
+                                                                   {"type": "number"}}}}
+
+
+def test_protobuf_and_json_schema_on_this_release(spark, bootstrap, create_topic, registry):
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+
+    from tests.spark.typed_fixtures import consume_deserialized, produce_raw, produce_serialized
+
+    client = SchemaRegistryClient({"url": registry.url})
+    clock_topic, shift_topic = create_topic(unique("pb-release")), create_topic(unique("js-release"))
+    clock_id = client.register_schema(f"{clock_topic}-value", Schema(CLOCK, "PROTOBUF"))
+    # Clock{id: i, at: {seconds: 1.7e9 + i, nanos: 5000}, took: {seconds: i, nanos: 1000}, counts: {"k": i}},
+    # encoded by hand from protobuf's wire format: field numbers and types, lengths, varints
+    def clock(i: int) -> bytes:
+        def varint(n: int) -> bytes:
+            out = b""
+            while True:
+                out += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
+                n >>= 7
+                if not n:
+                    return out
+
+        def nested(field: int, body: bytes) -> bytes:
+            return bytes([field << 3 | 2]) + varint(len(body)) + body
+
+        at = b"\x08" + varint(1_700_000_000 + i) + b"\x10" + varint(5000)
+        took = b"\x08" + varint(i) + b"\x10" + varint(1000)
+        entry = nested(1, b"k") + b"\x10" + varint(i)
+        body = b"\x08" + varint(i) + nested(2, at) + nested(3, took) + nested(4, entry)
+        return b"\x00" + clock_id.to_bytes(4, "big") + b"\x00" + body
+
+    produce_raw(bootstrap, clock_topic, [(None, clock(i)) for i in range(1, 6)])
+    clocks = kwire_reader(spark, bootstrap, clock_topic, registry.url, valueFormat="protobuf").load()
+    assert clocks.schema["value"].dataType.simpleString() == \
+        "struct<id:bigint,at:timestamp,took:interval day to second,counts:map<string,bigint>>"
+    rows = sorted(clocks.select("value.*").collect())
+    utc = dt.timezone.utc
+    assert [(r.id, r.at.replace(tzinfo=utc) if r.at.tzinfo is None else r.at, r.took, r.counts) for r in rows] == [
+        (i, dt.datetime(2023, 11, 14, 22, 13, 20 + i, 5, tzinfo=utc), dt.timedelta(seconds=i, microseconds=1),
+         {"k": i}) for i in range(1, 6)]
+    shifts = [{"id": i, "day": f"2026-03-0{i}", "at": f"2026-03-0{i}T08:00:00+02:00", "hours": {"a": i / 2}}
+              for i in range(1, 6)]
+    produce_serialized(bootstrap, shift_topic, JSONSerializer(json.dumps(SHIFT), client), shifts)
+    read = kwire_reader(spark, bootstrap, shift_topic, registry.url, valueFormat="json-schema").load()
+    assert read.schema["value"].dataType.simpleString() == \
+        "struct<id:bigint,day:date,at:timestamp,hours:map<string,double>>"
+    out = create_topic(unique("js-release-out"))
+    (read.select("value").write.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("topic", out)
+     .option("valueFormat", "json-schema").option("schema.registry.url", registry.url)
+     .option("auto.register.schemas", "true").mode("append").save())
+    back = consume_deserialized(bootstrap, out, JSONDeserializer(None, schema_registry_client=client), 5)
+    assert sorted((v["id"], v["day"], dt.datetime.fromisoformat(v["at"].replace("Z", "+00:00")), v["hours"])
+                  for _k, v in back) == \
+        [(s["id"], s["day"], dt.datetime.fromisoformat(s["at"]), s["hours"]) for s in shifts]

@@ -80,6 +80,76 @@ def produce_avro(bootstrap: str, topic: str, registry_url: str | dict, schema, v
     assert not errors, errors
 
 
+def produce_serialized(bootstrap: str, topic: str, value_serializer, values, *, keys=None, key_serializer=None,
+                       partitions: int | None = None) -> list[bytes | None]:
+    """Write ``values`` with any of confluent-kafka's serializers (``serializer(value, context)``; a None value is a
+    tombstone), keys as they are or through ``key_serializer``; record i goes to partition i % partitions when
+    ``partitions`` is given. Returns the value payloads written, in order."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    errors, payloads = [], []
+    for i, value in enumerate(values):
+        payload = value_serializer(value, SerializationContext(topic, MessageField.VALUE)) \
+            if value is not None else None
+        payloads.append(payload)
+        key = None if keys is None else keys[i]
+        if key_serializer is not None and key is not None:
+            key = key_serializer(key, SerializationContext(topic, MessageField.KEY))
+        extra = {"partition": i % partitions} if partitions else {}
+        producer.produce(topic, value=payload, key=key, on_delivery=lambda err, msg: err and errors.append(err),
+                         **extra)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    assert not errors, errors
+    return payloads
+
+
+def consume_deserialized(bootstrap: str, topic: str, value_deserializer, expected: int, *, key_deserializer=None,
+                         partitions: int = 1, timeout_s: float = 60) -> list:
+    """[(key, value)] of ``topic`` read by confluent-kafka's consumer through its deserializers, once ``expected``
+    records arrived (and two more seconds of reading found no more)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("typed-check"),
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got, settle = [], None
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            for message in consumer.consume(500, timeout=0.5):
+                assert message.error() is None, message.error()
+                value, key = message.value(), message.key()
+                if value is not None:
+                    value = value_deserializer(value, SerializationContext(topic, MessageField.VALUE))
+                if key_deserializer is not None and key is not None:
+                    key = key_deserializer(key, SerializationContext(topic, MessageField.KEY))
+                got.append((key, value))
+            if len(got) >= expected:
+                settle = settle or time.monotonic() + 2
+                if time.monotonic() > settle:
+                    break
+    finally:
+        consumer.close()
+    return got
+
+
+def protobuf_deserializer_of_latest(client: SchemaRegistryClient, subject: str):
+    """(message class, confluent-kafka's ProtobufDeserializer of it, `.proto` text) for the first message of a
+    subject's latest `.proto` text (as kwire registers derived schemas), compiled by protoc (not by kwire) into a
+    descriptor pool of its own."""
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    from google.protobuf import descriptor_pb2, descriptor_pool, duration_pb2, message_factory, timestamp_pb2
+
+    from harness.proto_text import compile_proto
+
+    text = client.get_latest_version(subject).schema.schema_str
+    pool = descriptor_pool.DescriptorPool()
+    for known in (timestamp_pb2, duration_pb2):
+        pool.Add(descriptor_pb2.FileDescriptorProto.FromString(known.DESCRIPTOR.serialized_pb))
+    pool.Add(compile_proto(text, name="derived.proto"))
+    file = pool.FindFileByName("derived.proto")
+    cls = message_factory.GetMessageClass(next(iter(file.message_types_by_name.values())))
+    return cls, ProtobufDeserializer(cls, {"use.deprecated.format": False}, client), text
+
+
 def produce_raw(bootstrap: str, topic: str, records) -> None:
     """Write (key, value[, partition]) byte records as they are."""
     producer = Producer({"bootstrap.servers": bootstrap})
@@ -119,6 +189,23 @@ def consume_avro(bootstrap: str, topic: str, registry_url: str, expected: int, *
     finally:
         consumer.close()
     return got
+
+
+def drawn(strategy, count: int) -> list:
+    """``count`` values drawn from a hypothesis strategy (one fixed draw: each Spark read costs seconds)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import strategies as st
+
+    found = []
+
+    @settings(max_examples=1, derandomize=True, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(st.lists(strategy, min_size=count, max_size=count))
+    def draw(values):
+        found[:] = values
+
+    draw()
+    return found
 
 
 def kwire_reader(spark, bootstrap: str, topic: str, registry_url: str | None = None, *, stream: bool = False,

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from ..errors import SchemaError
+from ..errors import MissingReferenceError, SchemaError
 
 OBJECT = "object"
 MAP = "map"
@@ -113,8 +113,8 @@ class _Reader:
                 name = base.rsplit("/", 1)[-1]
                 target = self.documents.get(name)
             if target is None:
-                raise SchemaError(f"$ref {ref!r} names a schema that was not given: pass it among the references "
-                                  f"(name -> schema)")
+                raise MissingReferenceError(f"$ref {ref!r} names a schema that was not given: pass it among the "
+                                            f"references (name -> schema)")
             document = target
         if not fragment:
             return document, document
@@ -279,6 +279,14 @@ def _reference_map(references) -> dict[str, object]:
         if isinstance(doc, Mapping) and isinstance(doc.get("$id"), str):
             out.setdefault(doc["$id"], doc)
     return out
+
+
+def schema_title(schema) -> str | None:
+    """The ``title`` of a schema's root (what Confluent's RecordNameStrategy names a JSON Schema's subject after),
+    None without one."""
+    document = _loads(schema)
+    title = document.get("title") if isinstance(document, Mapping) else None
+    return str(title) if title else None
 
 
 def parse_json_schema(schema, references=()) -> JType:

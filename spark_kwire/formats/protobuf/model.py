@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf import descriptor_pb2
 
-from ..errors import SchemaError
+from ..errors import MissingReferenceError, SchemaError
 
 F = descriptor_pb2.FieldDescriptorProto
 _INTEGER_TYPES = {F.TYPE_INT32, F.TYPE_INT64, F.TYPE_UINT32, F.TYPE_UINT64, F.TYPE_SINT32, F.TYPE_SINT64,
@@ -147,8 +147,8 @@ class ProtoSchema:
             for dep in f.dependency:
                 target = self.files.get(dep)
                 if target is None:
-                    raise SchemaError(f"{f.name or 'the schema'} imports {dep!r}, which was not given: pass it among "
-                                      f"the references (import path -> schema)")
+                    raise MissingReferenceError(f"{f.name or 'the schema'} imports {dep!r}, which was not given: "
+                                                f"pass it among the references (import path -> schema)")
                 if dep in chain:
                     raise SchemaError(f"imports form a cycle: {' -> '.join(chain + [dep])}")
                 visit(target, chain + [dep])

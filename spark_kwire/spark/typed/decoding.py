@@ -113,10 +113,13 @@ class SideDecoder:
     def _failure(self, row: int, schema_id: int, reason: str, where) -> KwireRecordDecodeError:
         spec = self.resolved.spec
         sid = f"schema id {schema_id}" if schema_id >= 0 else "no schema id: its framing is wrong"
+        message = getattr(self.decoder, "message", None)  # Protobuf: the message read, of the schema's file
+        read_as = f", message {message.full_name} ({spec.option('message')} chooses another)" \
+            if spec.payload.uses_message_name and message is not None else ""
         return KwireRecordDecodeError(
             f"The {spec.side} of the record at {where(row)} ({sid}) does not decode as {spec.format} with the "
-            f"reader schema ({self.resolved.source}): {reason}. With mode=PERMISSIVE such records read as a null "
-            f"{spec.side}, their raw bytes kept in the corrupt-record column (columnNameOfCorruptRecord).")
+            f"reader schema ({self.resolved.source}{read_as}): {reason}. With mode=PERMISSIVE such records read as "
+            f"a null {spec.side}, their raw bytes kept in the corrupt-record column (columnNameOfCorruptRecord).")
 
 
 _decoders: dict[tuple, SideDecoder] = {}

@@ -180,18 +180,21 @@ def _registry(opts: Mapping[str, Any]) -> "RegistryConfig | None":
 
 def _side(opts: Mapping[str, Any], side: str, fmt: str, *, write: bool) -> SideSpec:
     names = _names(side)
-    payload_format(fmt)  # a format not available yet is refused here, at load()
+    payload = payload_format(fmt)
     schema = _text(opts, names["schema"])
     version = _version(opts, names["version"])
     if schema is not None and names["version"].lower() in opts:
         raise KwireOptionError(f"Give at most one of '{names['schema']}' (a schema given inline) and "
                                f"'{names['version']}' (a version registered under the subject).")
     message = _text(opts, names["message"])
-    if message is not None and fmt != "protobuf":
+    if message is not None and not payload.uses_message_name:
         raise KwireOptionError(f"Option '{names['message']}' names a Protobuf message; {names['format']} is "
-                               f"'{fmt}'.")
-    return SideSpec(side, fmt, schema=schema, version=version, strategy=_strategy(opts, names["strategy"]),
-                    record_name=_text(opts, names["record"]), message_name=message)
+                               f"'{fmt}', whose schemas hold one type.")
+    strategy, record = _strategy(opts, names["strategy"]), _text(opts, names["record"])
+    if message is None and payload.uses_message_name and record and strategy != "TopicNameStrategy":
+        message = record  # a record strategy's record is the Protobuf message's full name (Confluent's rule)
+    return SideSpec(side, fmt, schema=schema, version=version, strategy=strategy, record_name=record,
+                    message_name=message)
 
 
 def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:

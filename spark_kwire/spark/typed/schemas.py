@@ -9,7 +9,7 @@ schema (one DataFrame has one type), else it is refused naming each subject's sc
 needs ``valueRecordName`` (one subject for every topic).
 
 Writes: ``valueSchemaVersion`` names a registered version; with ``auto.register.schemas=true`` the inline schema
-(or the one spark-avro's ``toAvroType`` derives from the column) is registered; otherwise an inline schema (or,
+(or the one the format derives from the column: spark-avro's ``toAvroType`` for Avro) is registered; otherwise an inline schema (or,
 with ``use.latest.version=false``, the derived one) must be registered under the subject already, and by default
 the subject's latest version is used.
 """
@@ -24,7 +24,7 @@ from pyspark.sql import types as T
 
 from spark_kwire.client.registry import RegistryClient, RegistryConfig, RegistryError, Schema
 from spark_kwire.client.registry.subject_names import subject_name_strategy
-from spark_kwire.formats.errors import SchemaError, TypeMismatchError
+from spark_kwire.formats.errors import MissingReferenceError, SchemaError, TypeMismatchError
 from spark_kwire.spark.capabilities import TIME_TYPE
 from spark_kwire.spark.errors import KwireOptionError, KwireSchemaError
 from spark_kwire.spark.typed.options import SideSpec, TypedOptions
@@ -100,6 +100,12 @@ def _reader_subjects(spec: SideSpec, topics: list[str]) -> dict[str, str]:
 def _typed_columns(spec: SideSpec, text: str, references: References, schema_id, source: str) -> ResolvedSide:
     try:
         decoder = spec.payload.decoder(text, references, spec.message_name, bool(TIME_TYPE))
+    except MissingReferenceError as e:
+        hint = (f" A schema given in '{spec.option('schema')}' has no references (Protobuf's google/protobuf/*.proto "
+                f"imports need none): read with the subject's registered schema, whose references the registry "
+                f"gives." if schema_id is None else "")
+        raise KwireSchemaError(f"The {spec.side} schema ({source}) cannot be read as {spec.format}: {e}.{hint}") \
+            from None
     except SchemaError as e:
         raise KwireSchemaError(f"The {spec.side} schema ({source}) cannot be read as {spec.format}: {e}") from None
     try:

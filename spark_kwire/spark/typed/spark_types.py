@@ -39,6 +39,8 @@ def spark_type(t: pa.DataType) -> T.DataType:
         return T.DecimalType(t.precision, t.scale)
     if pa.types.is_timestamp(t):
         return T.TimestampType() if t.tz else T.TimestampNTZType()
+    if pa.types.is_duration(t):  # ArrowUtils: duration[us] is a day-time interval (Protobuf's Duration)
+        return T.DayTimeIntervalType(T.DayTimeIntervalType.DAY, T.DayTimeIntervalType.SECOND)
     if pa.types.is_time64(t):
         if not TIME_TYPE:
             raise TypeError(f"Arrow {t} needs Spark's TIME type, which this PySpark lacks ({TIME_TYPE.since})")

@@ -53,6 +53,10 @@ def spark(schema: dict, value, root: dict | None = None):
         return spark(target, value, root)
     if value is None:
         return None
+    for keyword in ("oneOf", "anyOf"):  # [null, T] is T, nullable (the table's row); other choices are JSON text
+        others = [o for o in schema.get(keyword, ()) if o != {"type": "null"}]
+        if len(others) == 1 and len(schema[keyword]) == 2:
+            return spark(others[0], value, root)
     kinds = schema.get("type")
     kinds = [kinds] if isinstance(kinds, str) else [k for k in (kinds or []) if k != "null"]
     if "enum" in schema:
