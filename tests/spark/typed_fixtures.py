@@ -104,11 +104,11 @@ def produce_serialized(bootstrap: str, topic: str, value_serializer, values, *, 
 
 
 def consume_deserialized(bootstrap: str, topic: str, value_deserializer, expected: int, *, key_deserializer=None,
-                         partitions: int = 1, timeout_s: float = 60) -> list:
+                         partitions: int = 1, isolation: str = "read_uncommitted", timeout_s: float = 60) -> list:
     """[(key, value)] of ``topic`` read by confluent-kafka's consumer through its deserializers, once ``expected``
     records arrived (and two more seconds of reading found no more)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("typed-check"),
-                         "enable.auto.commit": False})
+                         "enable.auto.commit": False, "isolation.level": isolation})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     got, settle = [], None
     deadline = time.monotonic() + timeout_s
@@ -160,35 +160,12 @@ def produce_raw(bootstrap: str, topic: str, records) -> None:
 
 def consume_avro(bootstrap: str, topic: str, registry_url: str, expected: int, *, partitions: int = 1,
                  typed_key: bool = False, isolation: str = "read_uncommitted", timeout_s: float = 60):
-    """[(key, value)] of ``topic`` read by confluent-kafka's consumer and AvroDeserializer, once ``expected``
-    records arrived (a few more seconds of reading then make sure there are no more)."""
+    """[(key, value)] of ``topic`` read by confluent-kafka's consumer and AvroDeserializer (see
+    :func:`consume_deserialized`)."""
     client = SchemaRegistryClient({"url": registry_url})
-    value_de = AvroDeserializer(client)
-    key_de = AvroDeserializer(client) if typed_key else None
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("typed-check"),
-                         "enable.auto.commit": False, "isolation.level": isolation})
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    got = []
-    deadline = time.monotonic() + timeout_s
-    settle = None
-    try:
-        while time.monotonic() < deadline:
-            for message in consumer.consume(500, timeout=0.5):
-                assert message.error() is None, message.error()
-                value = message.value()
-                if value is not None:
-                    value = value_de(value, SerializationContext(topic, MessageField.VALUE))
-                key = message.key()
-                if key_de is not None and key is not None:
-                    key = key_de(key, SerializationContext(topic, MessageField.KEY))
-                got.append((key, value))
-            if len(got) >= expected:
-                settle = settle or time.monotonic() + 2
-                if time.monotonic() > settle:
-                    break
-    finally:
-        consumer.close()
-    return got
+    return consume_deserialized(bootstrap, topic, AvroDeserializer(client), expected,
+                                key_deserializer=AvroDeserializer(client) if typed_key else None,
+                                partitions=partitions, isolation=isolation, timeout_s=timeout_s)
 
 
 def drawn(strategy, count: int) -> list:
