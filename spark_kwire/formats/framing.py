@@ -18,7 +18,7 @@ import pyarrow as pa
 from ..protocol.records._arrow import binary_parts
 from . import kernels as _kernels
 from .varint import zigzag_varint
-from .vm.codes import E_OK, E_UNKNOWN_SCHEMA, ROW_NULL, message
+from .vm.codes import E_OK, E_UNKNOWN_SCHEMA, message
 
 MAGIC = 0
 HEADER_SIZE = 5

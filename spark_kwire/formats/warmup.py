@@ -11,7 +11,6 @@ import time
 
 import pyarrow as pa
 
-from . import kernels
 
 _SAMPLE = {"type": "record", "name": "Warm", "fields": [
     {"name": "l", "type": "long"}, {"name": "s", "type": ["null", "string"]},

@@ -19,8 +19,8 @@ from ..vm.bytes_in import I64_MIN, as_i32, load_u32_le, load_u64_le, read_int, r
 from ..vm.codes import (E_BAD_BOOL, E_BAD_COUNT, E_BAD_ENUM, E_BAD_LENGTH, E_BAD_UNION, E_BAD_VARINT,
                         E_DECIMAL_RANGE, E_DEPTH, E_ENUM_SYMBOL, E_OK, E_OVERFLOW, E_TIMESTAMP_RANGE, E_TRAILING,
                         E_TRUNCATED, E_UNION_BRANCH, ROW_NULL)
-from ..vm.column_writes import (begin, close_list, full, open_list, pad, put_bytes, put_dec, put_f32, put_f64,
-                                put_i32, put_i64, put_null, put_u8, rewind)
+from ..vm.column_writes import (append_value, begin, close_list, full, open_list, pad, put_bytes, put_dec, put_null,
+                                rewind)
 from ..vm.slots import ROOM_VALUES
 from .opcodes import (D_ARRAY, D_BOOL, D_BYTES, D_DEC_BYTES, D_DEC_FIXED, D_DEFAULT, D_DOUBLE, D_ENUM, D_FIXED,
                       D_FLOAT, D_FLOAT_DOUBLE, D_INT, D_INT_DOUBLE, D_INT_FLOAT, D_INT_LONG, D_LONG, D_LONG_DOUBLE,
@@ -141,7 +141,7 @@ def run_record(prog, tables, consts, data, pos, end, pc, state, pad_nodes, a64, 
                 if v > limit or v < -limit:
                     return E_TIMESTAMP_RANGE, at
                 v *= b
-            if not put_i64(state, a64, a8, out, a, v):
+            if not append_value(state, a64, a8, out, a, v):
                 return E_OVERFLOW, at
         elif op == D_BYTES:
             n, pos = read_long(buf, pos, end)
@@ -158,7 +158,7 @@ def run_record(prog, tables, consts, data, pos, end, pc, state, pad_nodes, a64, 
             v, pos = read_int(buf, pos, end)
             if pos < 0:
                 return varint_error(pos), at
-            if not put_i32(state, a32, a8, out, a, v):
+            if not append_value(state, a32, a8, out, a, v):
                 return E_OVERFLOW, at
         elif op == D_OPTIONAL:
             v, pos = read_long(buf, pos, end)
@@ -177,7 +177,7 @@ def run_record(prog, tables, consts, data, pos, end, pc, state, pad_nodes, a64, 
         elif op == D_DOUBLE:
             if end - pos < 8:
                 return E_TRUNCATED, at
-            if not put_i64(state, a64, a8, out, a, load_u64_le(buf, pos)):
+            if not append_value(state, a64, a8, out, a, load_u64_le(buf, pos)):
                 return E_OVERFLOW, at
             pos += 8
         elif op == D_RETURN:
@@ -257,11 +257,11 @@ def run_record(prog, tables, consts, data, pos, end, pc, state, pad_nodes, a64, 
             if pos < 0:
                 return varint_error(pos), at
             if op == D_INT_LONG:
-                ok = put_i64(state, a64, a8, out, a, v * b)
+                ok = append_value(state, a64, a8, out, a, v * b)
             elif op == D_INT_FLOAT:
-                ok = put_f32(state, f32, a8, out, a, np.float32(v))
+                ok = append_value(state, f32, a8, out, a, np.float32(v))
             else:
-                ok = put_f64(state, f64, a8, out, a, np.float64(v))
+                ok = append_value(state, f64, a8, out, a, np.float64(v))
             if not ok:
                 return E_OVERFLOW, at
         elif op == D_LONG_FLOAT or op == D_LONG_DOUBLE:
@@ -269,9 +269,9 @@ def run_record(prog, tables, consts, data, pos, end, pc, state, pad_nodes, a64, 
             if pos < 0:
                 return varint_error(pos), at
             if op == D_LONG_FLOAT:
-                ok = put_f32(state, f32, a8, out, a, np.float32(v))
+                ok = append_value(state, f32, a8, out, a, np.float32(v))
             else:
-                ok = put_f64(state, f64, a8, out, a, np.float64(v))
+                ok = append_value(state, f64, a8, out, a, np.float64(v))
             if not ok:
                 return E_OVERFLOW, at
         elif op == D_FLOAT or op == D_FLOAT_DOUBLE:
@@ -280,10 +280,10 @@ def run_record(prog, tables, consts, data, pos, end, pc, state, pad_nodes, a64, 
             bits = as_i32(load_u32_le(buf, pos))
             pos += 4
             if op == D_FLOAT:
-                ok = put_i32(state, a32, a8, out, a, bits)
+                ok = append_value(state, a32, a8, out, a, bits)
             else:
                 scratch32[0] = bits
-                ok = put_f64(state, f64, a8, out, a, np.float64(scratch_f32[0]))
+                ok = append_value(state, f64, a8, out, a, np.float64(scratch_f32[0]))
             if not ok:
                 return E_OVERFLOW, at
         elif op == D_BOOL:
@@ -293,7 +293,7 @@ def run_record(prog, tables, consts, data, pos, end, pc, state, pad_nodes, a64, 
             if v > 1:
                 return E_BAD_BOOL, at
             pos += 1
-            if not put_u8(state, a8, out, a, v):
+            if not append_value(state, a8, a8, out, a, v):
                 return E_OVERFLOW, at
         elif op == D_FIXED:
             if b > end - pos:

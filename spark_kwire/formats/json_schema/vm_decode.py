@@ -15,8 +15,7 @@ import numpy as np
 
 from ..vm.codes import (E_JSON_DEPTH, E_JSON_SYNTAX, E_JSON_TYPE, E_MISSING_REQUIRED, E_NULL, E_OK, E_OVERFLOW,
                         E_TRAILING, ROW_NULL)
-from ..vm.column_writes import (begin, close_list, full, open_list, pad, put_bytes, put_f64, put_i32, put_i64,
-                                put_u8, rewind)
+from ..vm.column_writes import append_value, begin, close_list, full, open_list, pad, put_bytes, rewind
 from ..vm.slots import K_BINARY, K_LIST, K_MAP, ROOM_SCRATCH, ROOM_VALUES, S_BASE, S_DATA_LEN, S_KIND, S_LEN, S_PARENT
 from .program import (JK_ARRAY, JK_BINARY, JK_BOOLEAN, JK_DATE, JK_INTEGER, JK_JSON, JK_MAP, JK_NUMBER, JK_OBJECT,
                       JK_STRING, JK_TIMESTAMP, P_NAME, P_NAME_LEN, P_REQUIRED, P_VALUE, V_COUNT, V_END, V_HASH_BASE,
@@ -126,12 +125,12 @@ def put_text(kind, node, buf, s, n, state, a32, a8, abytes, a64, out, scratch8):
         code, days = parse_date(buf, s, n)
         if code != E_OK:
             return code
-        return E_OK if put_i32(state, a32, a8, out, node, days) else E_OVERFLOW
+        return E_OK if append_value(state, a32, a8, out, node, days) else E_OVERFLOW
     if kind == JK_TIMESTAMP:
         code, micros = parse_date_time(buf, s, n)
         if code != E_OK:
             return code
-        return E_OK if put_i64(state, a64, a8, out, node, micros) else E_OVERFLOW
+        return E_OK if append_value(state, a64, a8, out, node, micros) else E_OVERFLOW
     ok, w = base64_decode(buf, s, n, scratch8)
     if not ok:
         return E_JSON_TYPE
@@ -161,7 +160,7 @@ def put_scalar(kind, node, data, pos, end, state, a64, f64, a32, a8, abytes, out
         code, p = skip_literal(data, pos, end)
         if code != E_OK:
             return code, pos
-        return (E_OK if put_u8(state, a8, out, node, np.int64(1) if c == 116 else np.int64(0)) else E_OVERFLOW), p
+        return (E_OK if append_value(state, a8, a8, out, node, np.int64(1) if c == 116 else np.int64(0)) else E_OVERFLOW), p
     if kind == JK_INTEGER or kind == JK_NUMBER:
         if c != 45 and (c < 48 or c > 57):
             return E_JSON_TYPE, pos
@@ -172,7 +171,7 @@ def put_scalar(kind, node, data, pos, end, state, a64, f64, a32, a8, abytes, out
             code, v = number_as_long(neg, mant, digits, frac, exp)
             if code != E_OK:
                 return code, pos
-            return (E_OK if put_i64(state, a64, a8, out, node, v) else E_OVERFLOW), p
+            return (E_OK if append_value(state, a64, a8, out, node, v) else E_OVERFLOW), p
         exact, x = number_as_double(neg, mant, digits, frac, exp)
         if not exact:
             d = counters[0]
@@ -184,7 +183,7 @@ def put_scalar(kind, node, data, pos, end, state, a64, f64, a32, a8, abytes, out
             deferred[d, D_START] = pos
             deferred[d, D_END] = p
             counters[0] = d + 1
-        return (E_OK if put_f64(state, f64, a8, out, node, x) else E_OVERFLOW), p
+        return (E_OK if append_value(state, f64, a8, out, node, x) else E_OVERFLOW), p
     return E_JSON_TYPE, pos  # null-typed values take only null
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..vm.bytes_in import as_i32, read_uvarint
 from ..vm.codes import E_DEPTH, E_MESSAGE_INDEX, E_MISSING_REQUIRED, E_OK, E_OTHER_MESSAGE, E_OVERFLOW, E_TRUNCATED
-from ..vm.column_writes import begin, close_list, full, open_list, pad, put_i64
+from ..vm.column_writes import append_value, begin, close_list, full, open_list, pad
 from ..vm.slots import ROOM_SCRATCH, ROOM_VALUES
 from .opcodes import (FL_AUX, FL_AUX2, FL_DEF_A, FL_DEF_B, FL_FLAGS, FL_ITEM, FL_NODE, FL_ONEOF, FL_OP,
                       FL_SUB, FL_WT, FLAG_CLOSED_ENUM, FLAG_DEFAULT, FLAG_EMIT_ZERO, FLAG_IMPLICIT, FLAG_INSTANCE,
@@ -137,7 +137,7 @@ def put_absent(f, fields, consts, enums, node, state, pad_nodes, a64, a32, a8, a
     if op == OP_STRING or op == OP_BYTES:
         return put_len(op, False, node, consts, fields[f, FL_DEF_A], fields[f, FL_DEF_B], state, a32, a8, abytes, out)
     if op == OP_TIMESTAMP or op == OP_DURATION:
-        return E_OK if put_i64(state, a64, a8, out, node, np.int64(0)) else E_OVERFLOW
+        return E_OK if append_value(state, a64, a8, out, node, np.int64(0)) else E_OVERFLOW
     if op == OP_ENUM_NAME:
         ok = put_enum_name(enums, consts, fields[f, FL_SUB], fields[f, FL_DEF_A], node, state, a32, a8, abytes, out,
                            scratch8)
@@ -183,7 +183,7 @@ def emit_element(f, fields, buf, occ, s, node, enums, consts, state, pad_nodes, 
         code, micros = read_time(buf, occ, s, True, fields[f, FL_AUX], fields[f, FL_AUX2], gstack)
         if code != E_OK:
             return code
-        return E_OK if put_i64(state, a64, a8, out, node, micros) else E_OVERFLOW
+        return E_OK if append_value(state, a64, a8, out, node, micros) else E_OVERFLOW
     if op == OP_WRAPPER:
         return emit_wrapped(f, fields, buf, occ, s, True, node, enums, consts, state, pad_nodes, a64, a32, a8,
                             abytes, out, scratch8, gstack)
@@ -233,7 +233,7 @@ def emit_single(f, fields, buf, occ, first, last, enums, consts, state, pad_node
         code, micros = read_time(buf, occ, first, False, fields[f, FL_AUX], fields[f, FL_AUX2], gstack)
         if code != E_OK:
             return code
-        return E_OK if put_i64(state, a64, a8, out, node, micros) else E_OVERFLOW
+        return E_OK if append_value(state, a64, a8, out, node, micros) else E_OVERFLOW
     if last >= 0:
         pos = occ[last, O_POS]
         end = occ[last, O_END]

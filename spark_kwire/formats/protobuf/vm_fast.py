@@ -17,7 +17,7 @@ import numpy as np
 from ..vm.bytes_in import as_i32, load_u32_le, load_u64_le, read_uvarint
 from ..vm.codes import (E_BAD_UTF8, E_BAD_VARINT, E_DEPTH, E_MISSING_REQUIRED, E_OK, E_OVERFLOW, E_TRUNCATED,
                         ROW_NULL)
-from ..vm.column_writes import begin, close_list, full, open_list, pad, put_bytes, put_i32, put_i64, rewind
+from ..vm.column_writes import append_value, begin, close_list, full, open_list, pad, put_bytes, rewind
 from ..vm.slots import K_BINARY, ROOM_VALUES, S_BASE, S_DATA_LEN, S_KIND, S_LEN
 from ..vm.utf8 import valid_utf8
 from .opcodes import (FL_AUX, FL_AUX2, FL_FLAGS, FL_ITEM, FL_NODE, FL_ONEOF, FL_OP, FL_SUB, FL_WT, FLAG_CLOSED_ENUM,
@@ -194,7 +194,7 @@ def fast_message(msgs, fields, lookup, enums, consts, root, data, start, end, st
                                                            np.int64(0), np.int64(0), gstack)
                         if code == E_OK:
                             code, micros = micros_of(seconds, nanos)
-                        if code == E_OK and not put_i64(state, a64, a8, out, node, micros):
+                        if code == E_OK and not append_value(state, a64, a8, out, node, micros):
                             code = E_OVERFLOW
                     if code != E_OK:
                         return code, node
@@ -215,16 +215,16 @@ def fast_message(msgs, fields, lookup, enums, consts, root, data, start, end, st
                         v = as_i32(v)
                     if v == 0 and (flags & FLAG_IMPLICIT) != 0:
                         continue
-                    ok = put_i64(state, a64, a8, out, node, v) if op == OP_INT64 else \
-                        put_i32(state, a32, a8, out, node, v)
+                    ok = append_value(state, a64, a8, out, node, v) if op == OP_INT64 else \
+                        append_value(state, a32, a8, out, node, v)
                     if not ok:
                         return E_OVERFLOW, node
                 elif op == OP_FIXED64 or op == OP_FIXED32:
                     v = load_u64_le(data, vs) if op == OP_FIXED64 else as_i32(load_u32_le(data, vs))
                     if v == 0 and (flags & FLAG_IMPLICIT) != 0:
                         continue
-                    ok = put_i64(state, a64, a8, out, node, v) if op == OP_FIXED64 else \
-                        put_i32(state, a32, a8, out, node, v)
+                    ok = append_value(state, a64, a8, out, node, v) if op == OP_FIXED64 else \
+                        append_value(state, a32, a8, out, node, v)
                     if not ok:
                         return E_OVERFLOW, node
                 else:

@@ -9,7 +9,7 @@ import numpy as np
 from ..vm.bytes_in import as_i32, load_u32_le, load_u64_le, read_uvarint, skip_varint, unzigzag
 from ..vm.codes import (E_BAD_GROUP, E_BAD_LENGTH, E_BAD_TAG, E_BAD_UTF8, E_BAD_VARINT, E_BAD_WIRE_TYPE, E_OK,
                         E_OVERFLOW, E_TIMESTAMP_RANGE, E_TRUNCATED)
-from ..vm.column_writes import put_bytes, put_dec, put_i32, put_i64, put_u8
+from ..vm.column_writes import append_value, put_bytes, put_dec
 from ..vm.utf8 import valid_utf8
 from .opcodes import (OP_BOOL, OP_BYTES, OP_ENUM_NAME, OP_FIXED32, OP_FIXED64, OP_INT32, OP_INT64, OP_SINT32,
                       OP_SINT64, OP_STRING, OP_UINT32_LONG, OP_UINT64_DEC, WT_EGROUP, WT_I32, WT_I64, WT_LEN,
@@ -134,12 +134,12 @@ def enum_find(enums, table, number):
 def put_converted(op, node, v, state, a64, a32, a8, out):
     """Appends a converted number to ``node``; False when its region is full."""
     if op == OP_INT64 or op == OP_SINT64 or op == OP_FIXED64 or op == OP_UINT32_LONG:
-        return put_i64(state, a64, a8, out, node, v)
+        return append_value(state, a64, a8, out, node, v)
     if op == OP_BOOL:
-        return put_u8(state, a8, out, node, v)
+        return append_value(state, a8, a8, out, node, v)
     if op == OP_UINT64_DEC:
         return put_dec(state, a64, a8, out, node, v, np.int64(0))
-    return put_i32(state, a32, a8, out, node, v)
+    return append_value(state, a32, a8, out, node, v)
 
 
 def put_enum_name(enums, consts, table, number, node, state, a32, a8, abytes, out, scratch8):

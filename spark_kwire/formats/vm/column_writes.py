@@ -35,43 +35,13 @@ def begin(state, a8, node):
     return k
 
 
-def put_i64(state, a64, a8, out, node, v):
+def append_value(state, values, a8, out, node, v):
+    """Appends ``v`` to ``node``'s values (``values``: the flat array of the node's Arrow type, e.g. ``a64`` for
+    int64 and timestamps, ``a32``, ``f64``, ``f32``, or ``a8`` for booleans); False when the node is full."""
     k = begin(state, a8, node)
     if k < 0:
         return full(out, node, ROOM_VALUES, 1)
-    a64[state[node, S_BASE] + k] = v
-    return True
-
-
-def put_i32(state, a32, a8, out, node, v):
-    k = begin(state, a8, node)
-    if k < 0:
-        return full(out, node, ROOM_VALUES, 1)
-    a32[state[node, S_BASE] + k] = v
-    return True
-
-
-def put_f64(state, f64, a8, out, node, v):
-    k = begin(state, a8, node)
-    if k < 0:
-        return full(out, node, ROOM_VALUES, 1)
-    f64[state[node, S_BASE] + k] = v
-    return True
-
-
-def put_f32(state, f32, a8, out, node, v):
-    k = begin(state, a8, node)
-    if k < 0:
-        return full(out, node, ROOM_VALUES, 1)
-    f32[state[node, S_BASE] + k] = v
-    return True
-
-
-def put_u8(state, a8, out, node, v):
-    k = begin(state, a8, node)
-    if k < 0:
-        return full(out, node, ROOM_VALUES, 1)
-    a8[state[node, S_BASE] + k] = v
+    values[state[node, S_BASE] + k] = v
     return True
 
 
@@ -167,5 +137,5 @@ def rewind(state, a32, rows):
             state[node, S_DATA_LEN] = np.int64(a32[state[node, S_BASE] + length])
 
 
-KERNELS = ("full", "begin", "put_i64", "put_i32", "put_f64", "put_f32", "put_u8", "put_dec", "put_null", "put_bytes",
+KERNELS = ("full", "begin", "append_value", "put_dec", "put_null", "put_bytes",
            "open_list", "close_list", "pad", "rewind")
