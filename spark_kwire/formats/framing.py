@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..protocol.records._arrow import binary_parts
+from ..protocol.records.pure.ints import encode_varint
 from . import kernels as _kernels
-from .varint import zigzag_varint
 from .vm.codes import E_OK, E_UNKNOWN_SCHEMA, message
 
 MAGIC = 0
@@ -101,4 +101,4 @@ def confluent_header(schema_id: int, message_indexes: list[int] | None = None) -
         return head
     if list(message_indexes) == [0]:
         return head + b"\x00"
-    return head + zigzag_varint(len(message_indexes)) + b"".join(zigzag_varint(i) for i in message_indexes)
+    return head + encode_varint(len(message_indexes)) + b"".join(encode_varint(i) for i in message_indexes)

@@ -13,7 +13,7 @@ import struct
 from typing import Any
 
 from ..errors import SchemaError
-from ..varint import zigzag_varint
+from ...protocol.records.pure.ints import encode_varint
 from .model import Array, Enum, Fixed, Map, Primitive, Record, Schema, Union
 
 _INT32 = (-(2**31), 2**31 - 1)
@@ -56,7 +56,7 @@ def _encode(schema: Schema, value: Any, out: bytearray) -> None:
             lo, hi = _INT32 if kind == "int" else _INT64
             if not _is_int(value) or not lo <= value <= hi:
                 raise SchemaError(f"an {kind} default must be an integer in [{lo}, {hi}], got {value!r}")
-            out += zigzag_varint(value)
+            out += encode_varint(value)
         elif kind in ("float", "double"):
             if isinstance(value, str) and value in _FLOAT_WORDS:
                 value = _FLOAT_WORDS[value]
@@ -65,12 +65,12 @@ def _encode(schema: Schema, value: Any, out: bytearray) -> None:
             out += struct.pack("<f" if kind == "float" else "<d", float(value))
         elif kind == "bytes":
             data = _latin1(value, "bytes")
-            out += zigzag_varint(len(data)) + data
+            out += encode_varint(len(data)) + data
         elif kind == "string":
             if not isinstance(value, str):
                 raise SchemaError(f"a string default must be a JSON string, got {value!r}")
             data = value.encode("utf-8")
-            out += zigzag_varint(len(data)) + data
+            out += encode_varint(len(data)) + data
         return
     if isinstance(schema, Fixed):
         data = _latin1(value, f"fixed {schema.fullname}")
@@ -80,12 +80,12 @@ def _encode(schema: Schema, value: Any, out: bytearray) -> None:
     elif isinstance(schema, Enum):
         if value not in schema.symbols:
             raise SchemaError(f"{value!r} is not a symbol of enum {schema.fullname}")
-        out += zigzag_varint(schema.symbols.index(value))
+        out += encode_varint(schema.symbols.index(value))
     elif isinstance(schema, Array):
         if not isinstance(value, list):
             raise SchemaError(f"an array default must be a JSON array, got {value!r}")
         if value:
-            out += zigzag_varint(len(value))
+            out += encode_varint(len(value))
             for item in value:
                 _encode(schema.items, item, out)
         out.append(0)
@@ -93,10 +93,10 @@ def _encode(schema: Schema, value: Any, out: bytearray) -> None:
         if not isinstance(value, dict):
             raise SchemaError(f"a map default must be a JSON object, got {value!r}")
         if value:
-            out += zigzag_varint(len(value))
+            out += encode_varint(len(value))
             for k, v in value.items():
                 key = k.encode("utf-8")
-                out += zigzag_varint(len(key)) + key
+                out += encode_varint(len(key)) + key
                 _encode(schema.values, v, out)
         out.append(0)
     elif isinstance(schema, Record):
@@ -118,7 +118,7 @@ def _encode(schema: Schema, value: Any, out: bytearray) -> None:
             except SchemaError as exc:
                 first_error = first_error or exc
                 continue
-            out += zigzag_varint(index) + attempt
+            out += encode_varint(index) + attempt
             return
         why = f" ({first_error.reason})" if first_error else ""
         raise SchemaError(f"the default {value!r} fits no branch of the union{why}")

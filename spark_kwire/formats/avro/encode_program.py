@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from ..columns import Layout
 from ..errors import TypeMismatchError
-from ..varint import zigzag_varint
+from ...protocol.records.pure.ints import encode_varint
 from .defaults import encode_default
 from .model import Array, Enum, Fixed, Map, Primitive, Record, Schema, Union
 from .opcodes import (E_ARRAY, E_BOOL, E_BYTES, E_CONST, E_DEC_BYTES, E_DEC_FIXED, E_DOUBLE, E_ENUM, E_FIXED,
@@ -161,7 +161,7 @@ class EncodeProgram:
                 if f.has_default:
                     ops.append(self._const(encode_default(f.schema, f.default), fpath))
                 elif isinstance(f.schema, Union) and f.schema.has_null:
-                    ops.append(self._const(zigzag_varint(f.schema.index_of_null()), fpath))
+                    ops.append(self._const(encode_varint(f.schema.index_of_null()), fpath))
                 else:
                     raise TypeMismatchError(f"the Avro record {s.fullname} needs field {f.name!r} (no default, not "
                                             f"nullable) and the Arrow struct has no such field", fpath)
@@ -181,7 +181,7 @@ class EncodeProgram:
         null_index = s.index_of_null()
         if not nn:
             if null_index >= 0 and (types.is_null(t) or (types.is_struct(t) and t.num_fields == 0)):
-                return [self._const(zigzag_varint(null_index), path)]
+                return [self._const(encode_varint(null_index), path)]
             self._mismatch(t, s, path)
         kinds = sorted(b.type for b in nn)
         chosen = None
@@ -195,7 +195,7 @@ class EncodeProgram:
             j = s.branches.index(chosen)
             inner = self._value(chosen, node, path, depth)
             if null_index < 0:
-                return [self._const(zigzag_varint(j), path)] + inner
+                return [self._const(encode_varint(j), path)] + inner
             return [(E_OPTIONAL, node, null_index | ((j + 1) << 16), len(inner), path)] + inner
         names = [f"member{i}" for i in range(len(nn))]
         if not types.is_struct(t) or [f.name for f in t] != names:
