@@ -150,7 +150,11 @@ def test_processes_asking_at_once_share_one_helper(tmp_path):
         assert proc.returncode == 0, err[-3000:]
         results.append(json.loads(out.strip().splitlines()[-1]))
     assert all(r["records"] > 0 for r in results)
-    assert all(r["how"] == "waited for a helper, then loaded" for r in results), results
+    # none compiles for itself: each waits for the one helper, or (started late on a busy machine, after the
+    # helper finished) loads what it cached; the helper compiled once
+    hows = [r["how"] for r in results]
+    assert set(hows) <= {"waited for a helper, then loaded", "loaded from numba's cache"}, results
+    assert "waited for a helper, then loaded" in hows, results
     assert helper_log(cache).count("compiled decode") == 1, helper_log(cache)
 
 
