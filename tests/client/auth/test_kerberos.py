@@ -386,6 +386,38 @@ def test_refresh_time_follows_kafkas_rule(lifetime_s, last_login_ago_s, low, hig
     assert refresh_time(now, now + 100, now, now, KerberosSettings(min_time_before_relogin_ms=90_000)) - now == 90
 
 
+def test_every_keytab_login_plans_its_renewal_at_the_window_not_at_expiry(monkeypatch):
+    """The second and later logins of a short ticket renew at 80-85 % of it too. min.time.before.relogin counts
+    from the login just made (Java's rule): counted from the previous one, it landed at the very end of the
+    second ticket, so a stream renewed at the last moment (seen in the lifetimes test)."""
+    from spark_kwire.client.auth.kerberos import login as login_module
+    from spark_kwire.client.auth.kerberos.settings import KerberosSettings
+
+    clock = [1_000_000.0]
+    monkeypatch.setattr(login_module.time, "time", lambda: clock[0])
+
+    class ThirtySecondCredentials:  # what gss_acquire_cred_from gives: a 30-second ticket
+        def __init__(self, name, usage, store):
+            self.name, self.lifetime = name, 30
+
+    class FakeGss:
+        class NameType:
+            kerberos_principal = "krb5"
+
+        Name = staticmethod(lambda principal, kind: principal)
+        Credentials = ThirtySecondCredentials
+
+    login = login_module.KerberosLogin(
+        KerberosSettings(use_keytab=True, use_ticket_cache=False, principal="svc@EXAMPLE.COM"), FakeGss)
+    renewals = []
+    for _ in range(4):
+        login.credentials(5.0)
+        renewals.append(login._refresh_at - clock[0])
+        clock[0] = login._refresh_at + 5.5  # the next authentication, some seconds after the renewal time
+    assert login.keytab_logins == 4
+    assert all(24.0 <= at <= 25.5 for at in renewals), renewals
+
+
 def test_example_kerberos_settings_file_is_valid():
     """conf/client-kerberos.properties: the keytab line, and the ticket-cache line it offers instead, read as the
     Krb5LoginModule options they are; every name is one the client knows."""

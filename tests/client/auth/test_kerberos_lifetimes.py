@@ -148,7 +148,10 @@ def test_clients_run_across_ticket_lifetimes(kerberos, reauth_kafka, tmp_path):
     # the keytab login (shared by the admin client and the worker) was renewed by kwire: the KDC issued it a new
     # initial ticket about once per lifetime
     keytab_logins = _as_requests(realm, kerberos.principal("keytab-user")) - logins_before
-    assert keytab_logins >= 3 and by_name["keytab"].login.keytab_logins == keytab_logins
+    login = by_name["keytab"].login
+    assert keytab_logins >= 3 and login.keytab_logins == keytab_logins, \
+        f"the KDC issued {keytab_logins} tickets, kwire counted {login.keytab_logins} logins; the last ticket " \
+        f"ends in {login.expires_at - time.time():.1f} s, the workers ran {RUN_S:.0f} s"
     # the renewable cache was renewed through sasl.kerberos.kinit.cmd, with -R on that cache
     calls = kinit_log.read_text().splitlines() if kinit_log.exists() else []
     assert len(calls) >= 2 and all(c == f"-R -c {renewable_cache}" for c in calls), calls

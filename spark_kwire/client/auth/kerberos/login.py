@@ -156,7 +156,8 @@ class KerberosLogin:
         now = time.time()
         self._creds, self.principal = creds, resolved
         self._expiry = now + float(lifetime or 0)
-        self._refresh_at = refresh_time(started, self._expiry, now, self._last_login or -1e12, settings)
+        # min.time.before.relogin counts from this login, as in Java's refresh thread
+        self._refresh_at = refresh_time(started, self._expiry, now, now, settings)
         self._last_login = now
         self.keytab_logins += 1
         self._log("logged in from %s: ticket valid for %.0f s, renewal in %.0f s", source, self._expiry - now,
