@@ -47,7 +47,7 @@ KWIRE_MODULES = {
     "pyspark.sql.worker.write_into_data_source": ("pyspark_kwire", "spark_kwire.spark.writer"),
     "pyspark.sql.worker.commit_data_source_write": ("spark_kwire.spark.writer",),
     "pyspark.sql.worker.python_streaming_sink_runner": ("spark_kwire.spark.writer",),
-    "pyspark.worker": ("spark_kwire.spark.reader", "spark_kwire.spark.writer"),
+    "pyspark.worker": ("spark_kwire.spark.reader", "spark_kwire.spark.task_writer"),
 }
 TASK_WORKER = "pyspark.worker"
 

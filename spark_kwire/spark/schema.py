@@ -1,11 +1,20 @@
-"""The columns of Spark's built-in `kafka` source and sink, in Spark and Arrow terms."""
+"""The columns of Spark's built-in `kafka` source and sink, in Spark and Arrow terms.
+
+pyarrow is imported only by the Arrow half, which the tasks use: the Python processes in which Spark creates
+the data source and plans its reads and writes need the Spark half alone, and start quicker without pyarrow.
+"""
 
 from __future__ import annotations
 
-import pyarrow as pa
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
 from pyspark.sql.types import (
     ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType, TimestampType,
 )
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 HEADERS_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
 
@@ -26,10 +35,11 @@ def read_schema(include_headers: bool) -> StructType:
     return StructType(fields)
 
 
-ARROW_HEADERS_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
-
-
+@lru_cache(maxsize=None)
 def arrow_read_schema(include_headers: bool) -> pa.Schema:
+    """:func:`read_schema` as the Arrow schema of the batches the tasks yield."""
+    import pyarrow as pa
+
     fields = [
         pa.field("key", pa.binary()),
         pa.field("value", pa.binary()),
@@ -40,7 +50,8 @@ def arrow_read_schema(include_headers: bool) -> pa.Schema:
         pa.field("timestampType", pa.int32()),
     ]
     if include_headers:
-        fields.append(pa.field("headers", ARROW_HEADERS_TYPE))
+        fields.append(pa.field("headers", pa.list_(pa.struct([pa.field("key", pa.string()),
+                                                              pa.field("value", pa.binary())]))))
     return pa.schema(fields)
 
 

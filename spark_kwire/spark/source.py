@@ -125,7 +125,7 @@ class KwireDataSource(DataSource):
 
     def _write_options(self, schema: StructType, overwrite: bool, *, streaming: bool,
                        commit_only: bool = False) -> WriteOptions:
-        from spark_kwire.spark.writer import validate_write_schema
+        from spark_kwire.spark.write_schema import validate_write_schema
 
         if overwrite:
             raise KwireOptionError(

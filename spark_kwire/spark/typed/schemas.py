@@ -167,7 +167,7 @@ def read_schema_types(typed: TypedOptions) -> dict[str, T.DataType]:
 # -- writes -----------------------------------------------------------------------------------------------
 
 def _column_type(spec: SideSpec, schema: T.StructType) -> T.DataType:
-    # Spark's sink finds columns by their exact name (writer.sink_columns): so does the typed check
+    # Spark's sink finds columns by their exact name (write_schema.sink_columns): so does the typed check
     matches = [f for f in schema.fields if f.name == spec.side]
     if not matches:
         raise KwireOptionError(f"{spec.option('format')}={spec.format} but the DataFrame has no '{spec.side}' "
