@@ -40,6 +40,8 @@ def arrow_read_schema(include_headers: bool) -> pa.Schema:
     """:func:`read_schema` as the Arrow schema of the batches the tasks yield."""
     import pyarrow as pa
 
+    from spark_kwire.protocol.records import HEADERS_TYPE
+
     fields = [
         pa.field("key", pa.binary()),
         pa.field("value", pa.binary()),
@@ -50,8 +52,7 @@ def arrow_read_schema(include_headers: bool) -> pa.Schema:
         pa.field("timestampType", pa.int32()),
     ]
     if include_headers:
-        fields.append(pa.field("headers", pa.list_(pa.struct([pa.field("key", pa.string()),
-                                                              pa.field("value", pa.binary())]))))
+        fields.append(pa.field("headers", HEADERS_TYPE))
     return pa.schema(fields)
 
 

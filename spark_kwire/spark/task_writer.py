@@ -17,7 +17,8 @@ import pyarrow as pa
 
 from spark_kwire.client.errors import UnknownTopicError
 from spark_kwire.client.producer.producer import Producer
-from spark_kwire.protocol.records import from_numpy, numeric_values, partition_for_keys, valid_mask, warming
+from spark_kwire.protocol.records import (HEADERS_TYPE, from_numpy, numeric_values, partition_for_keys,
+                                        valid_mask, warming)
 from spark_kwire.spark.errors import KwireWriteError
 from spark_kwire.spark.exactly_once import TaskTransactionWriter
 from spark_kwire.spark.options import WriteOptions
@@ -63,16 +64,15 @@ def partitions_for_write(client, topic: str) -> list[int]:
             ) from e
 
 
-_ARROW_HEADERS = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
 
 
 def _canonical_headers(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     """The headers column as list<struct<key, value>>: Spark's sink also takes the field names in other cases."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
-    if column.type == _ARROW_HEADERS or not pa.types.is_list(column.type):
+    if column.type == HEADERS_TYPE or not pa.types.is_list(column.type):
         return column
-    return column.view(_ARROW_HEADERS)
+    return column.view(HEADERS_TYPE)
 
 
 def _binary(column: pa.Array | pa.ChunkedArray) -> pa.Array:

@@ -160,7 +160,8 @@ def put_scalar(kind, node, data, pos, end, state, a64, f64, a32, a8, abytes, out
         code, p = skip_literal(data, pos, end)
         if code != E_OK:
             return code, pos
-        return (E_OK if append_value(state, a8, a8, out, node, np.int64(1) if c == 116 else np.int64(0)) else E_OVERFLOW), p
+        ok = append_value(state, a8, a8, out, node, np.int64(1) if c == 116 else np.int64(0))
+        return (E_OK if ok else E_OVERFLOW), p
     if kind == JK_INTEGER or kind == JK_NUMBER:
         if c != 45 and (c < 48 or c > 57):
             return E_JSON_TYPE, pos

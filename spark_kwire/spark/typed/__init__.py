@@ -1,4 +1,5 @@
-"""Typed keys and values (issue #29): Avro, Protobuf and JSON Schema in the schema-registry wire format, read into typed columns and written from them, for batch and streaming alike.
+"""Typed keys and values (issue #29): Avro, Protobuf and JSON Schema in the schema-registry wire format, read
+into typed columns and written from them, for batch and streaming alike.
 
 ``options.py`` (the options), ``payload_formats.py`` (the format layer's entries as the options call them),
 ``schemas.py`` (schemas decided on the driver: registry subjects and versions, fit of a DataFrame),

@@ -9,9 +9,9 @@ schema (one DataFrame has one type), else it is refused naming each subject's sc
 needs ``valueRecordName`` (one subject for every topic).
 
 Writes: ``valueSchemaVersion`` names a registered version; with ``auto.register.schemas=true`` the inline schema
-(or the one the format derives from the column: spark-avro's ``toAvroType`` for Avro) is registered; otherwise an inline schema (or,
-with ``use.latest.version=false``, the derived one) must be registered under the subject already, and by default
-the subject's latest version is used.
+(or the one the format derives from the column: spark-avro's ``toAvroType`` for Avro) is registered; otherwise an
+inline schema (or, with ``use.latest.version=false``, the derived one) must be registered under the subject
+already, and by default the subject's latest version is used.
 """
 
 from __future__ import annotations
