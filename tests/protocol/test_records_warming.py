@@ -1,6 +1,6 @@
-"""A process does not wait for numba when it can do without: its first calls run on the pure-Python kernels
-while a helper process compiles the path into numba's disk cache (or, when the cache holds it already, until
-they have cost about what loading it costs), then it loads the numba kernels. One helper per path serves every
+"""A process does not wait for numba when it can do without: its first calls run on the pure-Python kernels;
+once they pass what loading numba would cost, a helper process compiles the path into numba's disk cache (or,
+when the cache holds it already, the process loads it), and past a budget the process loads the numba kernels. One helper per path serves every
 process of the machine; when none can run, the process compiles for itself. Each case runs in new processes
 with an empty numba cache of its own, so that compiling really takes seconds."""
 
@@ -40,6 +40,13 @@ PRELUDE = textwrap.dedent("""
         return fetch(int(3 * max(warming.PURE_SECONDS_WHILE_COMPILING, warming.PURE_SECONDS_BEFORE_LOADING)
                          / warming._PURE_SECONDS_PER_BYTE["decode"] / 10_000), value_bytes=10_000)
 
+    def worth_compiling():  # input whose estimated pure-Python time passes where a compile starts, within budget
+        seconds = (warming.PURE_SECONDS_BEFORE_COMPILING + warming.PURE_SECONDS_WHILE_COMPILING) / 2
+        return fetch(int(seconds / warming._PURE_SECONDS_PER_BYTE["decode"] / 10_000), value_bytes=10_000)
+
+    def ask_at_first_call():  # for cases about the helper itself: any call, however small, starts one
+        warming.PURE_SECONDS_BEFORE_COMPILING = 0.0
+
     def stats(name):  # (cache hits, cache misses) of a numba kernel in this process
         from spark_kwire.protocol.records import jit
         s = getattr(jit, name).stats
@@ -64,21 +71,25 @@ def helper_log(cache) -> str:
     return "".join(p.read_text() for p in logs)
 
 
-def test_first_calls_run_in_pure_python_while_a_helper_process_compiles(tmp_path):
+def test_small_calls_start_no_compile_and_larger_ones_run_in_pure_python_while_a_helper_compiles(tmp_path):
     result = run("""
         small = fetch(2000)
         res = decode_record_set(small, start_offset=0)
+        after_small = {"small_asked": sorted(warming._asked), "small_pure": warming.timings()["pure_seconds"]}
+        medium = decode_record_set(worth_compiling(), start_offset=0)
         first = {"numba_imported": "numba" in sys.modules, "asked": sorted(warming._asked),
-                 "ready": warming.is_ready("decode")}
+                 "ready": warming.is_ready("decode"), "medium_records": medium.record_count}
         assert warming.wait(timeout=600)  # loads what the helper cached into this process
         after = decode_record_set(small, start_offset=0)
-        print(json.dumps({**first, "records": res.record_count, "hits_misses": stats("decode_v2_regions"),
+        print(json.dumps({**after_small, **first, "records": res.record_count,
+                          "hits_misses": stats("decode_v2_regions"),
                           "same": after.value.to_pylist() == res.value.to_pylist()
                                   and after.offset.tolist() == res.offset.tolist(),
                           "noted": compiled_notes.is_cached("decode")}))
     """, tmp_path / "cache")
-    assert not result["numba_imported"], "the first small decode imported numba"
-    assert result["asked"] == ["decode"] and not result["ready"]
+    assert result["small_asked"] == [] and result["small_pure"] > 0, "a small first call started a compile"
+    assert not result["numba_imported"], "the first decodes imported numba"
+    assert result["asked"] == ["decode"] and not result["ready"] and result["medium_records"] > 0
     assert result["records"] == 2000 and result["same"] and result["noted"]
     hits, misses = result["hits_misses"]
     assert hits >= 1 and misses == 0, "this process compiled instead of loading what the helper compiled"
@@ -98,6 +109,7 @@ def test_a_call_past_the_budget_waits_for_the_helper_then_loads(tmp_path):
 
 def test_a_write_has_one_helper_compile_partitioning_and_encoding(tmp_path):
     result = run("""
+        ask_at_first_call()
         keys = pa.array([b"k%d" % i for i in range(500)])
         partition_for_keys(keys, 4)
         encode_record_batches(pa.array([b"v"] * 500), keys)
@@ -160,6 +172,7 @@ def test_processes_asking_at_once_share_one_helper(tmp_path):
 
 def test_a_forked_child_waits_for_the_helper_its_parent_started(tmp_path):
     result = run("""
+        ask_at_first_call()
         decode_record_set(fetch(100), start_offset=0)  # the parent starts a helper
         pid = os.fork()
         if pid == 0:
@@ -228,6 +241,7 @@ def test_every_path_has_a_sample_and_warm_up_marks_them_ready():
 def test_preload_loads_what_is_cached_and_has_a_helper_compile_the_rest(tmp_path):
     cache = tmp_path / "cache"
     run("""
+        ask_at_first_call()
         decode_record_set(fetch(100), start_offset=0)
         assert warming.wait(timeout=600)
         print(json.dumps({}))

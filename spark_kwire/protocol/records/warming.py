@@ -9,9 +9,12 @@ compiling them (seconds). Until a path's kernels are loaded in this process, eac
   results, tested) until they have taken ``PURE_SECONDS_BEFORE_LOADING`` in this process, about what loading
   costs; then the next call loads the kernels and uses them. So a small query in a new Python worker (Spark
   starts new ones after a minute without work) never imports numba, and a large one loses at most that much.
-* when it does not, the first call starts a helper process compiling the path into numba's disk cache
-  (``background_compile``), and calls run on the pure-Python kernels until they have taken
-  ``PURE_SECONDS_WHILE_COMPILING``; then they wait for the helper and load what it cached. The helper has an
+* when it does not, calls run on the pure-Python kernels, and the first call that brings them past
+  ``PURE_SECONDS_BEFORE_COMPILING`` (estimated) starts a helper process compiling the path into numba's disk
+  cache (``background_compile``): a process whose work stays under that never starts one, as loading the
+  kernels would cost it more than it saves, and a first small query does not share the cores with a compile.
+  Calls go on on the pure-Python kernels until they have taken ``PURE_SECONDS_WHILE_COMPILING``; then they
+  wait for the helper and load what it cached. The helper has an
   interpreter of its own, so nothing fights for this process's GIL (a compile in a thread here took 16 s
   instead of 3 beside pure-Python decoding), and every other process of the machine waits for the same
   helper instead of compiling again. Where no helper can be started, the process compiles in place when its
@@ -37,6 +40,7 @@ from . import compiled_notes as notes
 from . import kernels as K
 
 PURE_SECONDS_BEFORE_LOADING = 0.5  # about what importing numba and loading a first path's kernels cost here
+PURE_SECONDS_BEFORE_COMPILING = PURE_SECONDS_BEFORE_LOADING  # less work than this never pays for numba
 PURE_SECONDS_WHILE_COMPILING = 2.0  # about what a helper takes to compile a path on a free core
 COMPILE_WAIT_S = 600  # the longest a call waits for a helper before compiling in this process
 # Pure-Python seconds per byte of input, about twice what benchmarks/decode_micro.py measures (100-byte records,
@@ -94,10 +98,11 @@ def choose(path: str, nbytes: int):
     if cached and _ready:  # numba is loaded already: a further path loads in a few hundredths of a second
         load(path)
         return K
-    if not cached:
+    after_this_call = _pure_seconds + nbytes * _PURE_SECONDS_PER_BYTE.get(path, 100e-9)
+    if not cached and after_this_call > PURE_SECONDS_BEFORE_COMPILING:
         _ask_for_compile(path)
     budget = PURE_SECONDS_BEFORE_LOADING if cached else PURE_SECONDS_WHILE_COMPILING
-    if _pure_seconds + nbytes * _PURE_SECONDS_PER_BYTE.get(path, 100e-9) <= budget:
+    if after_this_call <= budget:
         from . import pure
 
         return pure

@@ -38,6 +38,12 @@ def murmur2(data) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` without it: that imports ``numpy.ma``, some 10 ms of a new Spark worker's first write."""
+    ordered = np.sort(values)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if ordered.size else ordered
+
+
 def _hashes(offsets, data, valid) -> np.ndarray:
     """Unsigned 32-bit murmur2 of every slot (0 for null slots), as uint64: the keys of each length at once,
     as a matrix of their bytes, with numpy (keys of a topic take few distinct lengths)."""
@@ -48,7 +54,7 @@ def _hashes(offsets, data, valid) -> np.ndarray:
     out = np.zeros(lengths.shape[0], dtype=np.uint64)
     m = np.uint64(_M)
     mask = np.uint64(_MASK)
-    for length in np.unique(lengths[valid]).tolist():
+    for length in _distinct(lengths[valid]).tolist():
         rows = np.flatnonzero(valid & (lengths == length))
         keys = data[offsets[rows][:, None] + np.arange(length)].astype(np.uint64) if length else None
         h = np.full(rows.shape[0], (0x9747B28C ^ length) & _MASK, dtype=np.uint64)
