@@ -12,16 +12,16 @@ from typing import Iterable, Iterator
 
 import pyarrow as pa
 
-ROWS_PER_BATCH = 10_000
+from spark_kwire.protocol.records import HEADERS_TYPE
 
-_HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+ROWS_PER_BATCH = 10_000
 
 
 def _arrow_type(column: str, sample):
     if column == "partition":
         return pa.int32()
     if column == "headers":
-        return _HEADERS
+        return HEADERS_TYPE
     if column == "topic" or isinstance(sample, str):
         return pa.string()
     return pa.binary()
