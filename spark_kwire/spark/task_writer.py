@@ -64,8 +64,6 @@ def partitions_for_write(client, topic: str) -> list[int]:
             ) from e
 
 
-
-
 def _canonical_headers(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     """The headers column as list<struct<key, value>>: Spark's sink also takes the field names in other cases."""
     if isinstance(column, pa.ChunkedArray):
@@ -152,7 +150,8 @@ class _TaskWriter:
                 bad = valid & (explicit >= count)
             if bad.any():
                 raise KwireWriteError(
-                    f"Column 'partition' holds {int(explicit[bad][0])}, but topic '{topic}' has partitions 0..{count - 1}."
+                    f"Column 'partition' holds {int(explicit[bad][0])}, but topic '{topic}' has partitions "
+                    f"0..{count - 1}."
                 )
             partitions[valid] = explicit[valid]
             decided |= valid
@@ -164,7 +163,8 @@ class _TaskWriter:
                 decided |= keyed
         spread = np.flatnonzero(~decided)
         if len(spread):
-            # Null keys spread evenly: contiguous runs per partition keep batches large (like Kafka's sticky partitioner).
+            # Null keys spread evenly: contiguous runs per partition keep batches large (like Kafka's sticky
+            # partitioner).
             first = self.round_robin.get(topic, 0)
             partitions[spread] = (first + (np.arange(len(spread)) * count) // len(spread)) % count
             self.round_robin[topic] = (first + 1) % count

@@ -1,8 +1,8 @@
 """A process does not wait for numba when it can do without: its first calls run on the pure-Python kernels;
 once they pass what loading numba would cost, a helper process compiles the path into numba's disk cache (or,
-when the cache holds it already, the process loads it), and past a budget the process loads the numba kernels. One helper per path serves every
-process of the machine; when none can run, the process compiles for itself. Each case runs in new processes
-with an empty numba cache of its own, so that compiling really takes seconds."""
+when the cache holds it already, the process loads it), and past a budget the process loads the numba kernels.
+One helper per path serves every process of the machine; when none can run, the process compiles for itself.
+Each case runs in new processes with an empty numba cache of its own, so that compiling really takes seconds."""
 
 from __future__ import annotations
 
