@@ -32,6 +32,7 @@ SOURCES = (
     "spark_kwire.formats.vm.column_writes",
     "spark_kwire.formats.vm.framing_scan",
     "spark_kwire.formats.vm.utf8",
+    "spark_kwire.formats.vm.rows",
     "spark_kwire.formats.avro.vm_decode",
     "spark_kwire.formats.avro.vm_encode",
     "spark_kwire.formats.protobuf.vm_wire",

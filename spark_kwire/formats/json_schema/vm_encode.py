@@ -14,7 +14,8 @@ import numpy as np
 
 from ..vm.bytes_out import write_bytes
 from ..vm.codes import E_DEPTH, E_NULL, E_OK, E_OVERFLOW, E_TRAILING, E_VALUE_RANGE
-from ..vm.slots import S_BASE, S_DATA_BASE, S_VALID
+from ..vm.rows import GO_ON, ROWS_DONE, close_encoded_row, is_null, open_encoded_row
+from ..vm.slots import S_BASE, S_DATA_BASE
 from .encode_program import (EP_NAME, EP_NAME_LEN, EP_REQUIRED, EP_VALUE, EV_COUNT, EV_NODE, EV_NULLABLE, EV_OP,
                              EV_SUB, W_ARRAY, W_BASE64, W_BOOL, W_DATE, W_INT32, W_INT64, W_MAP, W_OBJECT, W_RAW,
                              W_STRING, W_TEXT, W_TIMESTAMP)
@@ -31,11 +32,6 @@ _B64 = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 _SHORT_ESCAPES = np.zeros(32, dtype=np.uint8)
 for _c, _e in ((8, ord("b")), (9, ord("t")), (10, ord("n")), (12, ord("f")), (13, ord("r"))):
     _SHORT_ESCAPES[_c] = _e
-
-
-def absent(state, a8, node, idx):
-    vb = state[node, S_VALID]
-    return vb >= 0 and a8[vb + idx] == 0
 
 
 def put_byte(out, pos, cap, b):
@@ -276,7 +272,7 @@ def json_encode_value(vals, props, consts, root, row, state, a64, a32, a8, abyte
             pending = -1
             node = vals[v, EV_NODE]
             op = vals[v, EV_OP]
-            if absent(state, a8, node, idx):
+            if is_null(state, a8, node, idx):
                 if vals[v, EV_NULLABLE] == 0:
                     return E_NULL, node, pos
                 pos = write_word(out, pos, cap, np.int64(0x6C6C756E), 4)
@@ -322,7 +318,7 @@ def json_encode_value(vals, props, consts, root, row, state, a64, a32, a8, abyte
             prop = vals[v, EV_SUB] + j
             pv = props[prop, EP_VALUE]
             pnode = vals[pv, EV_NODE]
-            if absent(state, a8, pnode, idx) and vals[pv, EV_NULLABLE] == 0:
+            if is_null(state, a8, pnode, idx) and vals[pv, EV_NULLABLE] == 0:
                 if props[prop, EP_REQUIRED] != 0:
                     return E_NULL, pnode, pos
                 continue  # a property that may not be null and need not be there: left out
@@ -352,38 +348,21 @@ def json_encode_value(vals, props, consts, root, row, state, a64, a32, a8, abyte
 def json_encode_rows(vals, props, consts, root, header, first_row, stop_on_error, state, a64, f64, a32, f32, a8,
                      abytes, text_base, text_offsets, text_bytes, out, offsets, valid, stack, bstack, err_code,
                      err_node):
-    """Encodes rows ``first_row..`` after ``header`` each; (next row, outcome): 0 done, 1 output full (resume at
-    next row), 2 stopped after a failed row. Null and failed rows are empty and not ``valid``."""
-    n = offsets.shape[0] - 1
+    """Encodes rows ``first_row..`` after ``header`` each; (next row, outcome) as ``vm/rows.py`` says, the node a
+    row failed on noted in ``err_node``."""
     cap = out.shape[0]
     pos = offsets[first_row]
-    for row in range(first_row, n):
-        if absent(state, a8, 0, row):
-            valid[row] = 0
-            offsets[row + 1] = pos
-            continue
-        start = pos
-        pos = write_bytes(out, pos, cap, header, 0, header.shape[0])
-        code = E_OVERFLOW
-        node = np.int64(-1)
-        if pos >= 0:
+    for row in range(first_row, offsets.shape[0] - 1):
+        code, node, pos = open_encoded_row(state, a8, row, header, out, pos, cap)
+        if code == E_OK:
             code, node, pos = json_encode_value(vals, props, consts, root, row, state, a64, a32, a8, abytes, text_base,
                                                 text_offsets, text_bytes, out, pos, cap, stack, bstack)
-        if code == E_OVERFLOW:
-            return row, 1
-        if code != E_OK:
-            err_code[row] = code
-            err_node[row] = node
-            valid[row] = 0
-            pos = start
-            offsets[row + 1] = pos
-            if stop_on_error:
-                return row + 1, 2
-            continue
-        valid[row] = 1
-        offsets[row + 1] = pos
-    return n, 0
+        pos, nxt, outcome = close_encoded_row(row, code, node, pos, stop_on_error, offsets, valid, err_code, err_node)
+        if outcome != GO_ON:
+            return nxt, outcome
+    return offsets.shape[0] - 1, ROWS_DONE
 
 
-KERNELS = ("absent", "put_byte", "write_escaped", "trunc10", "write_decimal_int", "write_padded", "civil", "write_date",
-           "write_timestamp", "write_base64", "write_word", "write_leaf", "json_encode_value", "json_encode_rows")
+KERNELS = ("put_byte", "write_escaped", "trunc10", "write_decimal_int", "write_padded", "civil",
+           "write_date", "write_timestamp", "write_base64", "write_word", "write_leaf", "json_encode_value",
+           "json_encode_rows")
