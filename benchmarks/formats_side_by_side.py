@@ -134,7 +134,8 @@ def main() -> None:
             export_renamed(args.against, folder / "against")
             (folder / "against" / OLD_PACKAGE).rename(folder / AGAINST_PACKAGE)
             for path in (folder / AGAINST_PACKAGE).rglob("*.py"):
-                path.write_text(path.read_text(encoding="utf-8").replace(OLD_PACKAGE, AGAINST_PACKAGE), encoding="utf-8")
+                text = path.read_text(encoding="utf-8")
+                path.write_text(text.replace(OLD_PACKAGE, AGAINST_PACKAGE), encoding="utf-8")
             packages = {f"kwire {args.revision}": OLD_PACKAGE, f"kwire {args.against}": AGAINST_PACKAGE}
         sys.path.insert(0, str(folder))
         path = os.pathsep.join([str(folder), str(_common.REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
