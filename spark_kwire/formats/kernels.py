@@ -1,7 +1,8 @@
 """The format kernels, compiled by numba or run as plain Python: chosen once, at first use.
 
 Each kernel is written once, as plain Python over numpy arrays, in a source module that lists its
-functions in ``KERNELS``. The Python implementation is those modules as imported. The numba one is a second
+functions in ``KERNELS`` (those also in its ``INLINE``, numba puts into the kernels calling them). The Python
+implementation is those modules as imported. The numba one is a second
 copy of each module, its functions compiled with the record kernels' ``@kernel`` (cached on disk, see
 ``protocol/records/jit/cache.py``) and its calls between kernels pointed at the compiled versions; two
 helpers become LLVM intrinsics there (``copy_bytes``: memcpy, ``load_u64_le``: one unaligned load). So
@@ -96,10 +97,11 @@ def _numba() -> Kernels:
         spec = importlib.util.find_spec(name)
         copy = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(copy)
+        inline = set(getattr(copy, "INLINE", ()))
         for k in copy.KERNELS:
             fn = overrides.get((name, k))
             if fn is None:
-                fn = kernel_without_refcounts(getattr(copy, k))
+                fn = kernel_without_refcounts(getattr(copy, k), inline=k in inline)
                 own.append(fn)
             compiled[id(getattr(plain, k))] = fn
             compiled[id(getattr(copy, k))] = fn

@@ -379,8 +379,6 @@ def decode_rows(prog, tables, consts, entries, which, data, start, end, status, 
         if code == E_OK:
             code, pc = run_record(prog, tables, consts, data, start[row], end[row], entries[which[row]], state,
                                   pad_nodes, a64, f64, a32, f32, a8, abytes, stack, out, scratch32, scratch_f32)
-        if code == E_OK:
-            continue  # the usual row: nothing to settle
         nxt, outcome = end_decoded_row(row, status[row], code, pc, stop_on_error, state, pad_nodes, a64, a32, a8, out,
                                        err_code, err_pc)
         if outcome != GO_ON:

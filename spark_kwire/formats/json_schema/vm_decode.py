@@ -347,8 +347,6 @@ def json_decode_rows(vals, props, hashes, consts, root, data, start, end, status
                                      scratch8)
             if code != E_OK:
                 counters[0] = mark
-        if code == E_OK:
-            continue  # the usual row: nothing to settle
         nxt, outcome = end_decoded_row(row, status[row], code, node, stop_on_error, state, pad_nodes, a64, a32, a8,
                                        out, err_code, err_node)
         if outcome != GO_ON:

@@ -303,8 +303,6 @@ def pb_decode_rows(msgs, fields, lookup, enums, consts, wtree, entries, which, i
                     code, node = run_message(msgs, fields, lookup, enums, consts, root, data, start[row], end[row],
                                              state, pad_nodes, a64, f64, a32, f32, a8, abytes, occ, slots, stack,
                                              gstack, out, scratch8)
-        if code == E_OK:
-            continue  # the usual row: nothing to settle
         nxt, outcome = end_decoded_row(row, status[row], code, node, stop_on_error, state, pad_nodes, a64, a32, a8,
                                        out, err_code, err_node)
         if outcome != GO_ON:
