@@ -44,12 +44,22 @@ SOURCES = (
     "spark_kwire.formats.json_schema.vm_text",
     "spark_kwire.formats.json_schema.vm_decode",
     "spark_kwire.formats.json_schema.vm_encode",
+    "spark_kwire.formats.json.vm_lexer",
+    "spark_kwire.formats.json.vm_time",
+    "spark_kwire.formats.json.vm_numbers",
+    "spark_kwire.formats.json.vm_pattern",
+    "spark_kwire.formats.json.vm_regenerate",
+    "spark_kwire.formats.json.vm_values",
+    "spark_kwire.formats.json.vm_decode",
+    "spark_kwire.formats.json.vm_encode",
 )
 
 
 # modules whose constants the kernels have compiled in
 CONSTANTS = ("spark_kwire.formats.vm.slots", "spark_kwire.formats.vm.codes", "spark_kwire.formats.avro.opcodes",
-             "spark_kwire.formats.protobuf.opcodes")
+             "spark_kwire.formats.protobuf.opcodes", "spark_kwire.formats.json_schema.program",
+             "spark_kwire.formats.json_schema.encode_program", "spark_kwire.formats.json.program",
+             "spark_kwire.formats.json.patterns", "spark_kwire.formats.json.encode_program")
 
 
 def _add(functions: dict, name: str, kernel_names, get) -> None:

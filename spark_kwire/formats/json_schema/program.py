@@ -60,6 +60,23 @@ def fnv1a(data: bytes) -> int:
     return h
 
 
+def add_name_table(hashes: list[int], names: list[bytes]) -> tuple[int, int]:
+    """Appends to ``hashes`` an open-addressing table finding each of ``names`` (by its position) from the FNV-1a
+    hash of its bytes, as ``vm_decode.find_property`` probes it; (where it starts, its mask)."""
+    size = 1
+    while size < 2 * len(names):
+        size *= 2
+    table = [-1] * size
+    for i, name in enumerate(names):
+        h = fnv1a(name) & (size - 1)
+        while table[h] >= 0:
+            h = (h + 1) & (size - 1)
+        table[h] = i
+    base = len(hashes)
+    hashes.extend(table)
+    return base, size - 1
+
+
 class JsonProgram:
     """The tables decoding JSON values of ``root`` into ``layout``."""
 
@@ -96,17 +113,8 @@ class JsonProgram:
                 rows.append([offset, len(data), value, int(not nullable_property)])
             row[V_SUB], row[V_COUNT] = len(self.props), len(rows)
             self.props.extend(rows)
-            size = 1
-            while size < 2 * len(rows):
-                size *= 2
-            table = [-1] * size
-            for i, (name, _) in enumerate(t.properties):
-                h = fnv1a(name.encode("utf-8")) & (size - 1)
-                while table[h] >= 0:
-                    h = (h + 1) & (size - 1)
-                table[h] = i
-            row[V_HASH_BASE], row[V_HASH_MASK] = len(self.hashes), size - 1
-            self.hashes.extend(table)
+            names = [name.encode("utf-8") for name, _ in t.properties]
+            row[V_HASH_BASE], row[V_HASH_MASK] = add_name_table(self.hashes, names)
         elif t.kind == ARRAY:
             row[V_SUB] = self._value(t.items, children[0], t.items.nullable, depth + 1)
         elif t.kind == MAP:

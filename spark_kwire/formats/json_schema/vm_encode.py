@@ -43,6 +43,11 @@ def put_byte(out, pos, cap, b):
 
 def write_escaped(out, pos, cap, src, start, n):
     """A JSON string of the UTF-8 bytes ``src[start:start+n]``, quotes included."""
+    return write_escaped_hex(out, pos, cap, src, start, n, _HEX)
+
+
+def write_escaped_hex(out, pos, cap, src, start, n, hex_digits):
+    """:func:`write_escaped` with the hex digits of ``\\u00XX`` escapes taken from ``hex_digits``."""
     if pos < 0 or pos + n + 2 > cap:
         return np.int64(-1)
     out[pos] = 34
@@ -67,8 +72,8 @@ def write_escaped(out, pos, cap, src, start, n):
                 out[pos + 1] = 117
                 out[pos + 2] = 48
                 out[pos + 3] = 48
-                out[pos + 4] = _HEX[c >> 4]
-                out[pos + 5] = _HEX[c & 15]
+                out[pos + 4] = hex_digits[c >> 4]
+                out[pos + 5] = hex_digits[c & 15]
                 pos += 6
         else:
             out[pos] = c
@@ -120,7 +125,7 @@ def write_padded(out, pos, v, width):
 def civil(days):
     """(year, month, day) of a day count since 1970-01-01."""
     z = days + 719468
-    era = (z if z >= 0 else z - 146096) // 146097
+    era = z // 146097  # floor division, days before year 0 included
     doe = z - era * 146097
     yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
     y = yoe + era * 400
@@ -363,6 +368,6 @@ def json_encode_rows(vals, props, consts, root, header, first_row, stop_on_error
     return offsets.shape[0] - 1, ROWS_DONE
 
 
-KERNELS = ("put_byte", "write_escaped", "trunc10", "write_decimal_int", "write_padded", "civil",
+KERNELS = ("put_byte", "write_escaped", "write_escaped_hex", "trunc10", "write_decimal_int", "write_padded", "civil",
            "write_date", "write_timestamp", "write_base64", "write_word", "write_leaf", "json_encode_value",
            "json_encode_rows")

@@ -261,7 +261,7 @@ def days_from_civil(y, m, d):
     """Days since 1970-01-01 of a proleptic Gregorian date."""
     if m <= 2:
         y -= 1
-    era = (y if y >= 0 else y - 399) // 400
+    era = y // 400  # floor division, negative years included
     yoe = y - era * 400
     mp = m + 9 if m <= 2 else m - 3
     doy = (153 * mp + 2) // 5 + d - 1
