@@ -30,10 +30,12 @@ VALUE = T.StructType([
     T.StructField("nested", T.ArrayType(T.StructType([T.StructField("k", T.StringType()),
                                                       T.StructField("v", T.ArrayType(T.LongType()))]))),
 ])
-# (not the doubles Java 17 prints with more digits than needed, e.g. 2.82879384806159E17, nor subnormals whose
-# shortest form has one digit, e.g. 5e-324, which Java prints 4.9E-324: kwire prints the shortest, as Java 19+)
+# whole numbers past 2^53 included, which Java 17 prints with all their digits (2.82879384806159008E17); not the
+# rare others where Java 17 strays from the shortest digits (1e23 as 9.999999999999999E22), nor subnormals whose
+# shortest form has one digit (5e-324, which Java prints 4.9E-324): kwire prints the shortest there
 DOUBLES = [0.0, -0.0, 1.0, 1e10, 1e7, 9999999.0, 1e-3, 1e-4, 0.1, 123456.789, -2.5e-7, float("nan"), float("inf"),
-           1.7976931348623157e308, 2.2250738585072014e-308, 3.0e-5, 12345678.9]
+           1.7976931348623157e308, 2.2250738585072014e-308, 3.0e-5, 12345678.9, 2.82879384806159e17,
+           -5.691196325614262e16, 123456792.0, 2.0 ** 60 + 256]
 
 
 def values() -> list:

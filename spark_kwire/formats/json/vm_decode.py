@@ -19,16 +19,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..json_schema.vm_decode import find_property, undo_subtree
+from ..json_schema.vm_text import parse_date, parse_date_time
 from ..json_schema.vm_encode import put_byte, write_escaped
 from ..vm.bytes_in import copy_bytes
 from ..vm.codes import E_JSON_DEPTH, E_JSON_NOT_OBJECT, E_JSON_SYNTAX, E_JSON_TYPE, E_OK, E_OVERFLOW
-from ..vm.column_writes import begin, close_list, full, open_list, pad, put_bytes, rewind
+from ..vm.column_writes import append_value, begin, close_list, full, open_list, pad, put_bytes, put_dec, rewind
 from ..vm.rows import GO_ON, ROWS_DONE, end_decoded_row
 from ..vm.slots import ROOM_VALUES, S_LEN, S_PARENT
-from .program import (P_NAME, P_NAME_LEN, P_VALUE, PK_ARRAY, PK_MAP, PK_STRUCT, V_COUNT, V_END, V_HASH_BASE,
+from .program import (P_NAME, P_NAME_LEN, P_VALUE, PK_ARRAY, PK_BOOLEAN, PK_DATE, PK_DECIMAL, PK_DOUBLE, PK_INT,
+                      PK_MAP, PK_STRING, PK_STRUCT, PK_TIMESTAMP, V_AUX, V_AUX2, V_COUNT, V_END, V_HASH_BASE,
                       V_HASH_MASK, V_KEY, V_KIND, V_NODE, V_SUB)
-from .vm_lexer import key_end, literal_end, skip_blank, skip_json
-from .vm_values import O_RESCUE, decode_text, read_scalar
+from .vm_lexer import decode_text, key_end, literal_end, scan_quoted, skip_blank, skip_json
+from .vm_values import (O_DATE_PATTERN, O_RESCUE, O_TS_PATTERN, double_token, int_token, read_scalar,
+                        text_to_decimal)
 
 QF_KIND = 0
 QF_VAL = 1
@@ -180,13 +183,73 @@ def json_value_record(vals, props, hashes, consts, root, data, start, end, flags
                     sp += 1
                     pos += 1
             else:
-                code, q = read_scalar(vals, v, data, pos, end, flags, state, a64, f64, a32, f32, a8, abytes, out,
-                                     scratch8, fields, tscratch, zone_at, zone_offsets, opts, patterns, deferred, ctx,
-                                     bstack)
+                # the usual values, read here: a call passing the arrays they need costs as much as the reading
+                q = np.int64(-1)
+                code = E_OK
+                if c == 34 and (kind == PK_STRING or kind == PK_TIMESTAMP or kind == PK_DATE or kind == PK_DECIMAL):
+                    ok, s, e, esc = scan_quoted(data, pos, end, flags)
+                    if ok and not esc:
+                        n = e - s
+                        done = True
+                        if kind == PK_STRING:
+                            ok = put_bytes(state, a32, a8, abytes, out, node, data, s, n)
+                        elif kind == PK_DECIMAL:
+                            ok, lo, hi = text_to_decimal(data, s, e, vals[v, V_AUX], vals[v, V_AUX2])
+                            done = ok
+                            if ok:
+                                ok = put_dec(state, a64, a8, out, node, lo, hi)
+                        elif kind == PK_DATE and n == 10 and opts[O_DATE_PATTERN] < 0:
+                            code, days = parse_date(data, s, n)
+                            done = code == E_OK
+                            if done:
+                                ok = append_value(state, a32, a8, out, node, days)
+                        elif kind == PK_TIMESTAMP and n >= 20 and data[s + 10] == 84 and data[e - 1] == 90 \
+                                and opts[O_TS_PATTERN] < 0:
+                            code, micros = parse_date_time(data, s, n)  # the ...Z form: Spark's reading alike
+                            done = code == E_OK
+                            if done:
+                                ok = append_value(state, a64, a8, out, node, micros)
+                        else:
+                            done = False
+                        code = E_OK
+                        if done:
+                            if not ok:
+                                return E_OVERFLOW, node
+                            q = e + 1
+                elif (c == 45 or 48 <= c <= 57) and kind == PK_INT:
+                    bits = vals[v, V_AUX]
+                    code, x, q = int_token(data, pos, end, flags, bits)
+                    if code == E_OK:
+                        ok = append_value(state, a64, a8, out, node, x) if bits == 64 else \
+                            append_value(state, a32, a8, out, node, x)
+                        if not ok:
+                            return E_OVERFLOW, node
+                    elif code == E_JSON_SYNTAX:
+                        return code, node
+                    else:
+                        q = pos  # a mismatch: the value is skipped below
+                elif (c == 45 or 48 <= c <= 57) and kind == PK_DOUBLE:
+                    code, x, exact, q = double_token(data, pos, end, flags, False)
+                    if code == E_OK and exact:
+                        if not append_value(state, f64, a8, out, node, x):
+                            return E_OVERFLOW, node
+                    else:
+                        code = E_OK
+                        q = np.int64(-1)
+                elif (c == 116 or c == 102) and kind == PK_BOOLEAN:
+                    q = literal_end(data, pos, end)
+                    if q < 0:
+                        return E_JSON_SYNTAX, node
+                    if not append_value(state, a8, a8, out, node, np.int64(1) if c == 116 else np.int64(0)):
+                        return E_OVERFLOW, node
+                if q < 0:  # the rest: every type, every token
+                    code, q = read_scalar(vals, v, data, pos, end, flags, state, a64, f64, a32, f32, a8, abytes, out,
+                                         scratch8, fields, tscratch, zone_at, zone_offsets, opts, patterns, deferred,
+                                         ctx, bstack)
+                    if code == E_OVERFLOW or code == E_JSON_SYNTAX or code == E_JSON_DEPTH:
+                        return code, node
                 if code == E_OK:
                     pos = q
-                elif code == E_OVERFLOW or code == E_JSON_SYNTAX or code == E_JSON_DEPTH:
-                    return code, node
             if code != E_OK:  # a mismatch: the nearest struct's field becomes null, the rest of it is skipped
                 k = sp - 1
                 while stack[k, QF_KIND] != PK_STRUCT:

@@ -240,7 +240,7 @@ def write_json_leaf(op, node, idx, state, a64, a32, a8, abytes, text_base, text_
         t = text_base[node] + idx
         if op == W_DECIMAL:
             return write_big_decimal(out, pos, cap, text_bytes, text_offsets[t], text_offsets[t + 1], dig)
-        return write_java_number(out, pos, cap, text_bytes, text_offsets[t], text_offsets[t + 1], dig)
+        return write_java_number(out, pos, cap, text_bytes, text_offsets[t], text_offsets[t + 1], dig, op == W_FLOAT)
     if op == W_BOOL:
         if a8[base + idx] != 0:
             return write_word(out, pos, cap, np.int64(0x65757274), 4)

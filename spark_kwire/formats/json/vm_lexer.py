@@ -116,8 +116,8 @@ def scan_token(buf, pos, end, flags):
     c = buf[pos]
     p = pos
     neg = c == 45
-    if (flags & LX_NON_NUMERIC) != 0:
-        q = p + 1 if (c == 45 or c == 43) else p
+    q = p + 1 if (c == 45 or c == 43) else p
+    if (flags & LX_NON_NUMERIC) != 0 and q < end and (buf[q] == 73 or buf[q] == 78):  # Infinity, INF, NaN
         if word_at(buf, q, end, INFINITY_WORD, 8) or word_at(buf, q, end, INF_WORD, 3):
             n = 8 if buf[q + 2] == 102 else 3
             if q == p and n == 3:
@@ -355,3 +355,4 @@ def put_code_point(out, n, cp):
 KERNELS = ("decode_text", "put_code_point", "skip_blank", "is_quote", "scan_quoted", "is_name_byte",
            "scan_bare_name", "word_at", "scan_token", "literal_end", "scalar_end", "escapes_ok", "key_end",
            "skip_json")
+INLINE = ()

@@ -1,13 +1,17 @@
-"""Numbers as Java prints them, inside the kernels: a double's decimal digits (the shortest that read back as the
-same double, as Java 19+'s ``Double.toString`` chooses them) laid out as ``toString`` lays them out: plain from
-1e-3 up to 1e7 (``100.0``, ``0.001``), else ``d.dddE±n`` (``1.0E10``, ``1.0E-4``).
+"""Numbers as Java 17 prints them, inside the kernels: a double's decimal digits (the shortest that read back as the
+same double) laid out as ``toString`` lays them out: plain from 1e-3 up to 1e7 (``100.0``, ``0.001``), else
+``d.dddE±n`` (``1.0E10``, ``1.0E-4``).
 
-Java 17's ``Double.toString`` (an older algorithm) prints a few doubles with one digit more than needed
-(``2.82879384806159008E17``) or rounded the other way (``9.999999999999999E22`` for 1e23); kwire prints them as
-Java 19 and later do.
+Java 17's ``Double.toString`` (``FloatingDecimal``, the JVM Spark 4 runs on most) prints a whole number from 2^53
+up to 2^63 with its exact digits, rounded off only past 2^57 (``2.82879384806159008E17``, not the shortest
+``2.82879384806159E17``), a float from 2^24 likewise; kwire does the same (:func:`java17_whole_digits`). Its rare
+other departures from the shortest digits (``9.999999999999999E22`` for 1e23) are not followed; Java 19 and later
+print the shortest digits throughout.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -85,6 +89,50 @@ def shortest_digits(dig, n, sci, x):
     return (n if n < 17 else np.int64(17)), sci
 
 
+# FloatingDecimal.insignificantDigitsNumber: the decimal digits of 2^i, less one
+INSIGNIFICANT = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 8, 9,
+                          9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15, 15, 16,
+                          16, 16, 17, 17, 17, 18, 18, 18, 19], dtype=np.int64)
+
+
+def java17_whole_digits(x, single, dig):
+    """(count, exponent) of the digits Java 17 prints for a whole ``x`` of at least 2^53 (2^24 for a float) and
+    below 2^63: its exact value, the last digits rounded off (half up) past 2^57 (2^26), trailing zeros dropped;
+    count 0 for any other ``x``."""
+    a = abs(x)
+    significant = 24 if single else 53
+    if not (2.0 ** significant <= a < 9.223372036854775807e18):
+        return np.int64(0), np.int64(0)
+    if single and a != np.floor(a):
+        return np.int64(0), np.int64(0)
+    _m, e = math.frexp(a)
+    bin_exp = e - 1
+    v = np.int64(a)
+    p2 = bin_exp - significant - 1
+    drop = INSIGNIFICANT[p2] if 1 < p2 < INSIGNIFICANT.shape[0] else np.int64(0)
+    scale = np.int64(0)
+    if drop > 0:
+        pow10 = np.int64(10) ** drop
+        residue = v % pow10
+        v //= pow10
+        scale = drop
+        if residue >= pow10 // 2:
+            v += 1
+    while v % 10 == 0:
+        v //= 10
+        scale += 1
+    n = np.int64(0)
+    t = v
+    while t > 0:
+        t //= 10
+        n += 1
+    t = v
+    for k in range(n - 1, -1, -1):
+        dig[k] = 48 + t % 10
+        t //= 10
+    return n, n - 1 + scale
+
+
 def write_java_digits(out, pos, cap, neg, dig, n, sci):
     """A double given by its digits (``dig[:n]``, ASCII; n 0 for zero) and the power of ten of the first, as
     Java's ``toString`` prints it."""
@@ -147,15 +195,29 @@ def write_non_finite(out, pos, cap, neg, nan):
     return pos + 1
 
 
-def write_java_number(out, pos, cap, text, s, e, dig):
-    """A double or float as Java prints it, from Arrow's shortest text of it (``1e+10``, ``0.001``, ``-0``,
-    ``nan``, ``inf``)."""
+def write_java_number(out, pos, cap, text, s, e, dig, single):
+    """A double (a float: ``single``) as Java prints it, from Arrow's shortest text of it (``1e+10``, ``0.001``,
+    ``-0``, ``nan``, ``inf``)."""
     neg = text[s] == 45
     p = s + 1 if neg else s
     if text[p] == 110 or text[p] == 105:
         return write_non_finite(out, pos, cap, neg, text[p] == 110)
     n, sci = number_digits(text, p, e, dig)
+    if sci >= 7:  # perhaps one of the whole numbers Java 17 prints all of: its value, from its (short) digits
+        mant = np.int64(0)
+        for k in range(n):
+            mant = mant * 10 + (np.int64(dig[k]) - 48)
+        exact, x = number_as_double(False, -mant, n, np.int64(0), sci - n + 1)
+        if single:
+            x = np.float64(np.float32(x))  # the float the shortest digits stand for
+        if exact:
+            m, e10 = java17_whole_digits(x, single, dig)
+            if m > 0:
+                n, sci = m, e10
+            else:
+                n, sci = number_digits(text, p, e, dig)
     return write_java_digits(out, pos, cap, neg, dig, n, sci)
 
 
-KERNELS = ("number_digits", "shortest_digits", "write_java_digits", "write_non_finite", "write_java_number")
+KERNELS = ("number_digits", "shortest_digits", "java17_whole_digits", "write_java_digits", "write_non_finite",
+           "write_java_number")

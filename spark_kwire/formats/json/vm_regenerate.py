@@ -16,7 +16,7 @@ from ..vm.bytes_in import copy_bytes
 from ..vm.codes import E_JSON_DEPTH, E_JSON_SYNTAX, E_OK
 from .vm_lexer import (T_FLOAT, T_INT, T_NAN, T_NEG_INF, decode_text, is_name_byte, is_quote, key_end, literal_end,
                        scan_quoted, scan_token, skip_blank)
-from .vm_numbers import number_digits, shortest_digits, write_java_digits, write_non_finite
+from .vm_numbers import java17_whole_digits, number_digits, shortest_digits, write_java_digits, write_non_finite
 
 HEX_DIGITS = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)
 SHORT_ESCAPES = np.zeros(32, dtype=np.uint8)
@@ -120,7 +120,11 @@ def copy_number(data, pos, end, flags, out, w, dig):
     if exact and x == 0.0:
         n = np.int64(0)
     elif exact:
-        n, sci = shortest_digits(dig, n, sci, abs(x))
+        m, e10 = java17_whole_digits(x, False, dig)
+        if m > 0:
+            n, sci = m, e10
+        else:
+            n, sci = shortest_digits(dig, n, sci, abs(x))
     elif n > 17:
         n = np.int64(17)
     return q, write_java_digits(out, w, out.shape[0], neg, dig, n, sci)

@@ -296,48 +296,75 @@ def read_text_value(kind, vals, v, node, text, s, n, state, a64, f64, a32, f32, 
     return E_OK if append_value(state, a8, a8, out, node, np.int64(0)) else E_OVERFLOW  # unreachable: VOID
 
 
-def read_number(kind, vals, v, node, data, pos, end, flags, state, a64, f64, a32, f32, a8, abytes, out, deferred, ctx):
-    """A number token at ``pos`` into a column of ``kind``; (code, its end)."""
+def int_token(data, pos, end, flags, bits):
+    """(code, value, end) of the integer token at ``pos`` for a column of ``bits`` (8, 16, 32, 64; 0: a timestamp's
+    seconds, as micros): E_JSON_SYNTAX when malformed, E_JSON_TYPE when not an integer token, E_JSON_NUMBER when
+    out of range. Jackson reads 128..255 as bytes too (wrapped); seconds times a million wrap as Spark's long
+    multiplication does."""
     tk, q, neg, mant, digits, frac, exp = scan_token(data, pos, end, flags)
     if tk == 0 or (q < end and is_name_byte(data[q])):
-        return E_JSON_SYNTAX, pos
+        return E_JSON_SYNTAX, np.int64(0), pos
+    if tk != T_INT:
+        return E_JSON_TYPE, np.int64(0), q
+    code, x = number_as_long(neg, mant, digits, frac, exp)
+    if code != E_OK:
+        return E_JSON_NUMBER, np.int64(0), q
+    if bits == 0:
+        return E_OK, x * np.int64(1000000), q
+    if bits < 64:
+        limit = np.int64(1) << (bits - 1)
+        if bits == 8 and limit <= x < 256:
+            x -= 256
+        if x < -limit or x >= limit:
+            return E_JSON_NUMBER, np.int64(0), q
+    return E_OK, x, q
+
+
+def double_token(data, pos, end, flags, single):
+    """(code, value, exact, end) of the number token at ``pos`` as a double (``single``: to become a float);
+    ``exact`` False when Python must read the text (too many digits, or a float's halfway point)."""
+    tk, q, neg, mant, digits, frac, exp = scan_token(data, pos, end, flags)
+    if tk == 0 or (q < end and is_name_byte(data[q])):
+        return E_JSON_SYNTAX, 0.0, True, pos
+    if tk == T_NAN:
+        return E_OK, np.float64(np.nan), True, q
+    if tk == T_POS_INF or tk == T_NEG_INF:
+        return E_OK, (np.float64(-np.inf) if tk == T_NEG_INF else np.float64(np.inf)), True, q
+    exact, x = number_as_double(neg, mant, digits, frac, exp)
+    if single and exact and x != 0.0:
+        exact = not float_halfway(x)
+    return E_OK, x, exact, q
+
+
+def read_number(kind, vals, v, node, data, pos, end, flags, state, a64, f64, a32, f32, a8, abytes, out, deferred, ctx):
+    """A number token at ``pos`` into a column of ``kind``; (code, its end)."""
     if kind == PK_DOUBLE or kind == PK_FLOAT:
-        if tk == T_NAN:
-            x = np.float64(np.nan)
-        elif tk == T_POS_INF or tk == T_NEG_INF:
-            x = np.float64(-np.inf) if tk == T_NEG_INF else np.float64(np.inf)
-        else:
-            exact, x = number_as_double(neg, mant, digits, frac, exp)
-            if kind == PK_FLOAT and exact and x != 0.0:
-                exact = not float_halfway(x)
-            if not exact:
-                if not defer(deferred, ctx, out, node, state[node, S_LEN], pos, q,
-                             DF_DOUBLE if kind == PK_DOUBLE else DF_FLOAT, False):
-                    return E_OVERFLOW, pos
+        code, x, exact, q = double_token(data, pos, end, flags, kind == PK_FLOAT)
+        if code != E_OK:
+            return code, q
+        if not exact and not defer(deferred, ctx, out, node, state[node, S_LEN], pos, q,
+                                   DF_DOUBLE if kind == PK_DOUBLE else DF_FLOAT, False):
+            return E_OVERFLOW, pos
         return put_double(kind, node, x, state, f64, a32, f32, a8, out), q
-    if tk != T_INT and tk != T_FLOAT:
-        return E_JSON_TYPE, q  # NaN, Infinity: only the floating types take them
     if kind == PK_DECIMAL:
+        tk, q, neg, mant, digits, frac, exp = scan_token(data, pos, end, flags)
+        if tk == 0 or (q < end and is_name_byte(data[q])):
+            return E_JSON_SYNTAX, pos
+        if tk != T_INT and tk != T_FLOAT:
+            return E_JSON_TYPE, q  # NaN, Infinity: only the floating types take them
         ok, lo, hi = text_to_decimal(data, pos, q, vals[v, V_AUX], vals[v, V_AUX2])
         if not ok:
             return E_DECIMAL_RANGE, q
         return (E_OK if put_dec(state, a64, a8, out, node, lo, hi) else E_OVERFLOW), q
-    if tk != T_INT or (kind != PK_INT and kind != PK_TIMESTAMP):
-        return E_JSON_TYPE, q
-    code, x = number_as_long(neg, mant, digits, frac, exp)
+    if kind != PK_INT and kind != PK_TIMESTAMP:
+        code, x, q = int_token(data, pos, end, flags, np.int64(64))  # only its syntax matters: no number fits
+        return (code if code == E_JSON_SYNTAX else E_JSON_TYPE), q
+    bits = vals[v, V_AUX] if kind == PK_INT else np.int64(0)
+    code, x, q = int_token(data, pos, end, flags, bits)
     if code != E_OK:
-        return E_JSON_NUMBER, q
-    if kind == PK_TIMESTAMP:  # seconds since 1970, times a million (wrapping, as Spark's long multiplication)
-        return (E_OK if append_value(state, a64, a8, out, node, x * np.int64(1000000)) else E_OVERFLOW), q
-    bits = vals[v, V_AUX]
-    if bits < 64:
-        limit = np.int64(1) << (bits - 1)
-        if bits == 8 and limit <= x < 256:  # Jackson's getByteValue takes 128..255 as unsigned bytes
-            x -= 256
-        if x < -limit or x >= limit:
-            return E_JSON_NUMBER, q
-        return (E_OK if append_value(state, a32, a8, out, node, x) else E_OVERFLOW), q
-    return (E_OK if append_value(state, a64, a8, out, node, x) else E_OVERFLOW), q
+        return code, q
+    ok = append_value(state, a32, a8, out, node, x) if 0 < bits < 64 else append_value(state, a64, a8, out, node, x)
+    return (E_OK if ok else E_OVERFLOW), q
 
 
 def read_scalar(vals, v, data, pos, end, flags, state, a64, f64, a32, f32, a8, abytes, out, scratch8, fields, tscratch,
@@ -383,6 +410,6 @@ def read_scalar(vals, v, data, pos, end, flags, state, a64, f64, a32, f32, a8, a
     return code, (q if code == E_OK or code == E_OVERFLOW or code == E_JSON_SYNTAX else pos)
 
 
-KERNELS = ("base64_bytes", "text_to_decimal", "defer", "special_double",
+KERNELS = ("int_token", "double_token", "base64_bytes", "text_to_decimal", "defer", "special_double",
            "float_halfway", "put_double",
            "read_text_value", "read_number", "read_scalar")
