@@ -25,7 +25,8 @@ SCHEMA = ("id BIGINT, customer STRUCT<name: STRING, email: STRING, vip: BOOLEAN,
           "score DOUBLE, qty INT, created TIMESTAMP, tags ARRAY<STRING>, "
           "lines ARRAY<STRUCT<sku: STRING, price: DOUBLE, n: INT>>, attrs MAP<STRING, STRING>, coupon STRING")
 AGGREGATES = ["count(*) AS n", "sum(value.id) AS ids", "sum(value.total) AS total", "sum(value.qty) AS qty",
-              "sum(size(value.tags)) AS tags", "sum(aggregate(value.lines, 0L, (a, l) -> a + CAST(l.price * 100 AS BIGINT) * l.n)) AS lines",
+              "sum(size(value.tags)) AS tags",
+              "sum(aggregate(value.lines, 0L, (a, l) -> a + CAST(l.price * 100 AS BIGINT) * l.n)) AS lines",
               "count(value.coupon) AS coupons", "max(value.created) AS last_created",
               "sum(length(value.customer.name)) AS name_chars", "count_if(value.customer.vip) AS vips",
               "max(value.customer.since) AS since", "sum(size(value.attrs)) AS attrs",

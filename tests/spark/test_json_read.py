@@ -46,7 +46,7 @@ def document(i: int) -> str:
 def topic(bootstrap, create_topic):
     name = create_topic(unique("json-read"), partitions=2)
     values = [document(i) for i in range(60)] + ODD
-    produce_raw(bootstrap, name, [(str(i).encode(), None if v is None else v.encode(), i % 2)
+    produce_raw(bootstrap, name, [(json.dumps({"k": i, "p": i % 2}).encode(), None if v is None else v.encode(), i % 2)
                                   for i, v in enumerate(values)])
     return name
 
@@ -72,6 +72,20 @@ def test_permissive_reads_the_rows_from_json_gives(spark, bootstrap, topic):
     expected = theirs.where("value._corrupt_record IS NOT NULL").select("partition", "offset").collect()
     assert sorted((r.partition, r.offset) for r in bad) == sorted((r.partition, r.offset) for r in expected)
     assert len(bad) == 9 and all(r.error.startswith("value: ") for r in bad)
+
+
+def test_json_keys_read_as_from_json_reads_them(spark, bootstrap, topic):
+    ours = kwire_reader(spark, bootstrap, topic, valueFormat=None, keyFormat="json",
+                        keySchema="k INT, p SMALLINT").load()
+    raw = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+           .option("startingOffsets", "earliest").load())
+    theirs = raw.select("partition", "offset",
+                        F.from_json(F.col("key").cast("string"), "k INT, p SMALLINT").alias("key"))
+    key_rows = [(r.partition, r.offset, r.j) for r in ours.select("partition", "offset", F.to_json("key").alias("j"))
+                .orderBy("partition", "offset").collect()]
+    assert key_rows == [(r.partition, r.offset, r.j) for r in theirs.select("partition", "offset", F.to_json("key")
+                        .alias("j")).orderBy("partition", "offset").collect()]
+    assert ours.schema["value"].dataType.simpleString() == "binary"
 
 
 def test_the_value_type_is_from_jsons(spark, bootstrap, topic):

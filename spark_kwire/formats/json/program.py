@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..columns import Layout
-from ..json_schema.program import (P_NAME, P_NAME_LEN, P_VALUE, PROP_WORDS, V_COUNT, V_END, V_HASH_BASE, V_HASH_MASK, V_KEY,
-                                   V_KIND, V_NODE, V_NULLABLE, V_SUB, add_name_table)
+from ..json_schema.program import (P_NAME, P_NAME_LEN, P_VALUE, PROP_WORDS, V_COUNT, V_END, V_HASH_BASE,
+                                   V_HASH_MASK, V_KEY, V_KIND, V_NODE, V_NULLABLE, V_SUB, add_name_table)
 
 # value kinds
 PK_STRUCT = 1
