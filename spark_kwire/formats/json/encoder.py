@@ -16,7 +16,7 @@ from ..json_schema.encode_program import number_texts
 from .encode_program import JsonEncodeProgram
 from .options import JsonOptions
 from .patterns import compile_pattern
-from .vm_encode import ENCODE_FRAME_WORDS, WO_DATE_PATTERN, WO_IGNORE_NULLS, WO_NTZ_PATTERN, WO_TS_PATTERN, WOPT_WORDS
+from .vm_encode import HEX_UPPER, JSON_ENCODE_FRAME_WORDS, WO_DATE_PATTERN, WO_NTZ_PATTERN, WO_TS_PATTERN, WOPT_WORDS
 from .vm_pattern import FIELDS_SIZE
 from .zones import zone_table
 
@@ -36,7 +36,6 @@ class JsonEncoder(FramedEncoder):
         super().__init__(b"")
         programs: list[int] = []
         self.wopts = np.zeros(WOPT_WORDS, dtype=np.int64)
-        self.wopts[WO_IGNORE_NULLS] = int(self.options.ignore_null_fields)
         for slot, pattern, date_only in (
                 (WO_TS_PATTERN, self.options.timestamp_format or DEFAULT_TIMESTAMP_FORMAT, False),
                 (WO_DATE_PATTERN, self.options.date_format or DEFAULT_DATE_FORMAT, True),
@@ -47,20 +46,22 @@ class JsonEncoder(FramedEncoder):
         self.zone_at, self.zone_offsets = zone_table(self.options.time_zone)
 
     def _new_program(self, layout) -> JsonEncodeProgram:
-        return JsonEncodeProgram(layout)
+        return JsonEncodeProgram(layout, self.options.ignore_null_fields)
 
     def _rows_runner(self, program, columns, failfast, offsets, valid, err_code, err_node):
         vals, props, consts = program.arrays()
         text_base, text_offsets, text_bytes = number_texts(columns, program.text_nodes)
-        stack = np.zeros((program.depth + 2, ENCODE_FRAME_WORDS), dtype=np.int64)
+        stack = np.zeros((program.depth + 2, JSON_ENCODE_FRAME_WORDS), dtype=np.int64)
+        bstack = np.zeros(1, dtype=np.int64)  # (checks JSON-text strings, which to_json has not)
         dig = np.zeros(64, dtype=np.uint8)
         fields = np.zeros(FIELDS_SIZE, dtype=np.int64)
-        encode_rows = _kernels.current().json_value_encode_rows
+        encode_rows = _kernels.current().json_encode_rows
 
         def run_rows(row, out):
             return encode_rows(vals, props, consts, program.root, self.header, row, failfast, *columns.kernel_args(),
-                               text_base, text_offsets, text_bytes, out, offsets, valid, stack, err_code, err_node,
-                               dig, self.wopts, self.patterns, fields, self.zone_at, self.zone_offsets)
+                               text_base, text_offsets, text_bytes, out, offsets, valid, stack, bstack, err_code,
+                               err_node, HEX_UPPER, dig, self.wopts, self.patterns, fields, self.zone_at,
+                               self.zone_offsets)
 
         names = len(consts) * 2
         return run_rows, 2 * (values_size(columns) + text_bytes.size) + len(columns.array) * (names + 32) + 64

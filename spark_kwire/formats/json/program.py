@@ -9,12 +9,12 @@ is not read from the JSON (``from_json`` leaves it out of the schema it parses w
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 
 from ..columns import Layout
-from ..json_schema.program import (P_NAME, P_NAME_LEN, P_VALUE, PROP_WORDS, V_COUNT, V_END, V_HASH_BASE,
-                                   V_HASH_MASK, V_KEY, V_KIND, V_NODE, V_NULLABLE, V_SUB, add_name_table)
+from ..json_schema.program import (P_NAME, P_NAME_LEN, P_VALUE, V_COUNT, V_END, V_HASH_BASE,
+                                   V_HASH_MASK, V_KEY, V_KIND, V_NODE, V_NULLABLE, V_SUB, add_name_table,
+                                   decode_tables)
 
 # value kinds
 PK_STRUCT = 1
@@ -138,10 +138,7 @@ class PlainJsonProgram:
     def arrays(self) -> tuple:
         """(vals, props, hashes, consts) for the kernel."""
         if self._arrays is None:
-            self._arrays = (np.array(self.vals, dtype=np.int64).reshape(-1, VAL_WORDS),
-                            np.array(self.props or [[0] * PROP_WORDS], dtype=np.int64).reshape(-1, PROP_WORDS),
-                            np.array(self.hashes or [-1], dtype=np.int64),
-                            np.frombuffer(bytes(self.consts) or b"\0", dtype=np.uint8))
+            self._arrays = decode_tables(self.vals, self.props, self.hashes, self.consts, VAL_WORDS)
         return self._arrays
 
     def names_bytes(self) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..json_schema.vm_decode import find_property, undo_subtree
-from ..json_schema.vm_text import parse_date, parse_date_time
+from ..json_schema.vm_text import decode_escapes, parse_date, parse_date_time
 from ..json_schema.vm_encode import put_byte, write_escaped
 from ..vm.bytes_in import copy_bytes
 from ..vm.codes import E_JSON_DEPTH, E_JSON_NOT_OBJECT, E_JSON_SYNTAX, E_JSON_TYPE, E_OK, E_OVERFLOW
@@ -29,7 +29,7 @@ from ..vm.slots import ROOM_VALUES, S_LEN, S_PARENT
 from .program import (P_NAME, P_NAME_LEN, P_VALUE, PK_ARRAY, PK_BOOLEAN, PK_DATE, PK_DECIMAL, PK_DOUBLE, PK_INT,
                       PK_MAP, PK_STRING, PK_STRUCT, PK_TIMESTAMP, V_AUX, V_AUX2, V_COUNT, V_END, V_HASH_BASE,
                       V_HASH_MASK, V_KEY, V_KIND, V_NODE, V_SUB)
-from .vm_lexer import decode_text, key_end, literal_end, scan_quoted, skip_blank, skip_json
+from .vm_lexer import key_end, literal_end, scan_quoted, skip_blank, skip_json
 from .vm_values import (O_DATE_PATTERN, O_RESCUE, O_TS_PATTERN, double_token, int_token, read_scalar,
                         text_to_decimal)
 
@@ -332,8 +332,8 @@ def json_value_record(vals, props, hashes, consts, root, data, start, end, flags
         ns = s
         nn = e - s
         if esc:
-            ok, nn = decode_text(data, s, e, scratch8, flags, np.int64(63))
-            if not ok:
+            code, nn = decode_escapes(data, s, e, scratch8, flags, np.int64(63))
+            if code != E_OK:
                 return E_JSON_SYNTAX, node
             name = scratch8
             ns = 0

@@ -1,43 +1,47 @@
-"""The plain-JSON encoding interpreter: one kernel writes any Spark type's rows as ``to_json`` does (Jackson's
-generator with Spark's writers): fields in order, null fields left out (``ignoreNullFields``), nulls written in
-arrays and maps, strings escaped as Jackson escapes them, doubles and floats as Java prints them (``1.0E10``,
-``0.001``, ``"NaN"``), decimals as ``BigDecimal.toString`` (``1E-7``), binary as base64, dates ``yyyy-MM-dd`` and
-timestamps ``yyyy-MM-dd'T'HH:mm:ss.SSSXXX`` in the writing time zone, or the pattern given.
+"""The JSON encoding interpreter, one kernel for both JSON formats: ``json_encode_rows`` walks any Arrow type's rows
+(objects, arrays and maps as frames on ``stack``) as the program of JSON Schema (``json_schema/encode_program.py``)
+or of plain JSON (``encode_program.py``) says, writing leaves with JSON Schema's writers (``json_schema/
+vm_encode.py``) or with ``to_json``'s (Jackson's generator with Spark's writers): strings escaped as Jackson
+escapes them, doubles and floats as Java prints them (``1.0E10``, ``0.001``, ``"NaN"``), decimals as
+``BigDecimal.toString`` (``1E-7``), dates ``yyyy-MM-dd`` and timestamps ``yyyy-MM-dd'T'HH:mm:ss.SSSXXX`` in the
+writing time zone, or the patterns given. Null handling is the program's: a property whose value may not be null
+is left out when it is (``to_json``'s ``ignoreNullFields``; JSON Schema's optional properties), or fails the row
+when required.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..json_schema.vm_encode import (civil, put_byte, write_base64, write_decimal_int, write_escaped_hex, write_padded,
+from ..json_schema.encode_program import (EP_NAME, EP_NAME_LEN, EP_REQUIRED, EP_VALUE, EV_COUNT, EV_NODE,
+                                          EV_NULLABLE, EV_OP, EV_SUB, W_ARRAY, W_BIG_DECIMAL, W_DATE_TEXT,
+                                          W_JAVA_DOUBLE, W_JAVA_FLOAT, W_LOCAL_TIMESTAMP_TEXT, W_MAP, W_OBJECT,
+                                          W_STRING, W_TIMESTAMP_TEXT)
+from ..json_schema.vm_encode import (civil, put_byte, write_decimal_int, write_escaped_hex, write_leaf, write_padded,
                                      write_word)
 from ..vm.bytes_out import write_bytes
-from ..vm.codes import E_DEPTH, E_OK, E_OVERFLOW
+from ..vm.codes import E_DEPTH, E_NULL, E_OK, E_OVERFLOW
 from ..vm.rows import GO_ON, ROWS_DONE, close_encoded_row, is_null, open_encoded_row
 from ..vm.slots import S_BASE, S_DATA_BASE
-from .encode_program import (EP_NAME, EP_NAME_LEN, EP_VALUE, EV_COUNT, EV_NODE, EV_OP, EV_SUB, W_ARRAY, W_BINARY,
-                             W_BOOL, W_DATE, W_DECIMAL, W_DOUBLE, W_FLOAT, W_INT32, W_INT64, W_MAP, W_STRING, W_STRUCT,
-                             W_TIMESTAMP, W_TIMESTAMP_NTZ)
 from .patterns import (F_DAY, F_HOUR, F_HOUR12, F_MICROS, F_MINUTE, F_MONTH, F_OFFSET, F_PM, F_SECOND, F_YEAR,
                        F_YEAR2, OFF_COLON, OFF_MINUTES, OFF_MINUTES_OPT, P_AMPM, P_FRAC, P_LIT, P_MONTH_NAME, P_NUM,
                        P_OFFSET)
-from .vm_numbers import write_java_number
+from .vm_numbers import write_java_number, write_scientific
 from .vm_pattern import MONTH_LENGTHS, MONTH_NAMES
 
 HEX_UPPER = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)
 JE_VAL = 0
 JE_IDX = 1
-JE_CURSOR = 2
+JE_CURSOR = 2  # objects: next property; arrays and maps: next element
 JE_END = 3
-JE_WROTE = 4
-ENCODE_FRAME_WORDS = 5
+JE_WROTE = 4  # whether a member was written (a comma goes before the next)
+JSON_ENCODE_FRAME_WORDS = 5
 MICROS_PER_DAY = np.int64(86400000000)
-# opts of a write: ``wopts``
-WO_IGNORE_NULLS = 0
-WO_TS_PATTERN = 1  # start of the timestamp format's program in ``patterns`` (timestampFormat, or the default)
-WO_DATE_PATTERN = 2
-WO_NTZ_PATTERN = 3
-WOPT_WORDS = 4
+# opts of a write: ``wopts``, where the format programs start in ``patterns`` (the option's, or the default)
+WO_TS_PATTERN = 0
+WO_DATE_PATTERN = 1
+WO_NTZ_PATTERN = 2
+WOPT_WORDS = 3
 
 
 def write_big_decimal(out, pos, cap, text, s, e, dig):
@@ -73,16 +77,7 @@ def write_big_decimal(out, pos, cap, text, s, e, dig):
             out[pos] = text[q]
             pos += 1
         return pos
-    out[pos] = dig[0]
-    pos += 1
-    if n > 1:
-        out[pos] = 46
-        pos += 1
-        for k in range(1, n):
-            out[pos] = dig[k]
-            pos += 1
-    out[pos] = 69
-    return write_decimal_int(out, pos + 1, cap, adjusted)
+    return write_scientific(out, pos, cap, dig, n, adjusted, False)
 
 
 def zone_offset_at(utc_seconds, zone_at, zone_offsets):
@@ -207,75 +202,70 @@ def write_date_time(out, pos, cap, v, op, wopts, patterns, fields, zone_at, zone
     """A date (days), timestamp or local timestamp (micros) as ``to_json`` prints it; the default formats are
     ``yyyy-MM-dd``, ``yyyy-MM-dd'T'HH:mm:ss.SSSXXX`` (in the writing zone) and ``yyyy-MM-dd'T'HH:mm:ss[.SSS]``."""
     offset = np.int64(0)
-    if op == W_DATE:
+    if op == W_DATE_TEXT:
         local = v * MICROS_PER_DAY
         start = wopts[WO_DATE_PATTERN]
     else:
-        if op == W_TIMESTAMP:
+        if op == W_TIMESTAMP_TEXT:
             seconds = v // 1000000
             offset = zone_offset_at(seconds, zone_at, zone_offsets)
         local = v + offset * 1000000
-        start = wopts[WO_TS_PATTERN] if op == W_TIMESTAMP else wopts[WO_NTZ_PATTERN]
+        start = wopts[WO_TS_PATTERN] if op == W_TIMESTAMP_TEXT else wopts[WO_NTZ_PATTERN]
     local_time_fields(local, fields)
     fields[F_OFFSET] = offset
     return write_with_pattern(out, pos, cap, patterns, start, fields)
 
 
-def write_json_leaf(op, node, idx, state, a64, a32, a8, abytes, text_base, text_offsets, text_bytes, out, pos, cap, dig,
-               wopts, patterns, fields, zone_at, zone_offsets):
-    """One non-null leaf value; the new position (-1: the output is full)."""
+def write_any_leaf(op, node, idx, state, a64, a32, a8, abytes, text_base, text_offsets, text_bytes, out, pos, cap,
+                   bstack, hex_digits, dig, wopts, patterns, fields, zone_at, zone_offsets):
+    """One non-null leaf value, by either JSON format's op; (code, position)."""
     base = state[node, S_BASE]
-    if op == W_STRING or op == W_BINARY:
+    if op == W_STRING:
         start = np.int64(a32[base + idx])
         n = np.int64(a32[base + idx + 1]) - start
-        data = state[node, S_DATA_BASE] + start
-        if op == W_STRING:
-            return write_escaped_hex(out, pos, cap, abytes, data, n, HEX_UPPER)
-        return write_base64(out, pos, cap, abytes, data, n)
-    if op == W_INT32:
-        return write_decimal_int(out, pos, cap, np.int64(a32[base + idx]))
-    if op == W_INT64:
-        return write_decimal_int(out, pos, cap, a64[base + idx])
-    if op == W_DOUBLE or op == W_FLOAT or op == W_DECIMAL:
+        return E_OK, write_escaped_hex(out, pos, cap, abytes, state[node, S_DATA_BASE] + start, n, hex_digits)
+    if op == W_JAVA_DOUBLE or op == W_JAVA_FLOAT or op == W_BIG_DECIMAL:
         t = text_base[node] + idx
-        if op == W_DECIMAL:
-            return write_big_decimal(out, pos, cap, text_bytes, text_offsets[t], text_offsets[t + 1], dig)
-        return write_java_number(out, pos, cap, text_bytes, text_offsets[t], text_offsets[t + 1], dig, op == W_FLOAT)
-    if op == W_BOOL:
-        if a8[base + idx] != 0:
-            return write_word(out, pos, cap, np.int64(0x65757274), 4)
-        return write_word(out, pos, cap, np.int64(0x65736C6166), 5)
-    if op == W_DATE:
-        return write_date_time(out, pos, cap, np.int64(a32[base + idx]), op, wopts, patterns, fields, zone_at,
-                               zone_offsets)
-    if op == W_TIMESTAMP or op == W_TIMESTAMP_NTZ:
-        return write_date_time(out, pos, cap, a64[base + idx], op, wopts, patterns, fields, zone_at, zone_offsets)
-    return write_word(out, pos, cap, np.int64(0x6C6C756E), 4)  # null
+        if op == W_BIG_DECIMAL:
+            return E_OK, write_big_decimal(out, pos, cap, text_bytes, text_offsets[t], text_offsets[t + 1], dig)
+        return E_OK, write_java_number(out, pos, cap, text_bytes, text_offsets[t], text_offsets[t + 1], dig,
+                                       op == W_JAVA_FLOAT)
+    if op == W_DATE_TEXT:
+        return E_OK, write_date_time(out, pos, cap, np.int64(a32[base + idx]), op, wopts, patterns, fields, zone_at,
+                                     zone_offsets)
+    if op == W_TIMESTAMP_TEXT or op == W_LOCAL_TIMESTAMP_TEXT:
+        return E_OK, write_date_time(out, pos, cap, a64[base + idx], op, wopts, patterns, fields, zone_at,
+                                     zone_offsets)
+    return write_leaf(op, node, idx, state, a64, a32, a8, abytes, text_base, text_offsets, text_bytes, out, pos, cap,
+                      bstack)
 
 
-def json_value_encode(vals, props, consts, root, row, state, a64, a32, a8, abytes, text_base, text_offsets,
-                      text_bytes, out, pos, cap, stack, dig, wopts, patterns, fields, zone_at, zone_offsets):
-    """Writes element ``row`` of the root struct; (code, node, position)."""
-    ignore_nulls = wopts[WO_IGNORE_NULLS] != 0
-    sp = 0
+def json_encode_value(vals, props, consts, root, row, state, a64, a32, a8, abytes, text_base, text_offsets,
+                      text_bytes, out, pos, cap, stack, bstack, hex_digits, dig, wopts, patterns, fields, zone_at,
+                      zone_offsets):
+    """Writes element ``row`` of the root node as value program ``root``; (code, node, position)."""
     pending = root
-    idx = row
+    pidx = row
+    sp = 0
     while True:
         if pending >= 0:
             v = pending
+            idx = pidx
             pending = -1
             node = vals[v, EV_NODE]
             op = vals[v, EV_OP]
             if is_null(state, a8, node, idx):
+                if vals[v, EV_NULLABLE] == 0:
+                    return E_NULL, node, pos
                 pos = write_word(out, pos, cap, np.int64(0x6C6C756E), 4)
-            elif op == W_STRUCT or op == W_ARRAY or op == W_MAP:
+            elif op == W_OBJECT or op == W_ARRAY or op == W_MAP:
                 if sp >= stack.shape[0]:
                     return E_DEPTH, node, pos
                 pos = put_byte(out, pos, cap, 91 if op == W_ARRAY else 123)
                 stack[sp, JE_VAL] = v
                 stack[sp, JE_IDX] = idx
                 stack[sp, JE_WROTE] = 0
-                if op == W_STRUCT:
+                if op == W_OBJECT:
                     stack[sp, JE_CURSOR] = 0
                     stack[sp, JE_END] = vals[v, EV_COUNT]
                 else:
@@ -284,8 +274,11 @@ def json_value_encode(vals, props, consts, root, row, state, a64, a32, a8, abyte
                     stack[sp, JE_END] = np.int64(a32[base + 1])
                 sp += 1
             else:
-                pos = write_json_leaf(op, node, idx, state, a64, a32, a8, abytes, text_base, text_offsets, text_bytes,
-                                      out, pos, cap, dig, wopts, patterns, fields, zone_at, zone_offsets)
+                code, pos = write_any_leaf(op, node, idx, state, a64, a32, a8, abytes, text_base, text_offsets,
+                                           text_bytes, out, pos, cap, bstack, hex_digits, dig, wopts, patterns, fields,
+                                           zone_at, zone_offsets)
+                if code != E_OK:
+                    return code, node, pos
             if pos < 0:
                 return E_OVERFLOW, node, pos
         if sp == 0:
@@ -302,52 +295,60 @@ def json_value_encode(vals, props, consts, root, row, state, a64, a32, a8, abyte
             continue
         stack[top, JE_CURSOR] = j + 1
         idx = stack[top, JE_IDX]
-        if op == W_STRUCT:
+        prop = np.int64(0)
+        pv = np.int64(0)
+        if op == W_OBJECT:
             prop = vals[v, EV_SUB] + j
             pv = props[prop, EP_VALUE]
-            if ignore_nulls and is_null(state, a8, vals[pv, EV_NODE], idx):
-                continue
-            if stack[top, JE_WROTE] != 0:
-                pos = put_byte(out, pos, cap, 44)
+            pnode = vals[pv, EV_NODE]
+            if is_null(state, a8, pnode, idx) and vals[pv, EV_NULLABLE] == 0:
+                if props[prop, EP_REQUIRED] != 0:
+                    return E_NULL, pnode, pos
+                continue  # a property that may not be null and need not be there: left out
+        if stack[top, JE_WROTE] != 0:
+            pos = put_byte(out, pos, cap, 44)
+        stack[top, JE_WROTE] = 1
+        if op == W_OBJECT:
             if pos >= 0:
                 pos = write_bytes(out, pos, cap, consts, props[prop, EP_NAME], props[prop, EP_NAME_LEN])
             pending = pv
-        else:
-            if stack[top, JE_WROTE] != 0:
-                pos = put_byte(out, pos, cap, 44)
-            idx = j
+            pidx = idx
+        elif op == W_ARRAY:
             pending = vals[v, EV_SUB]
-            if op == W_MAP:
-                key = vals[v, EV_COUNT]
-                kb = state[key, S_BASE] + j
-                start = np.int64(a32[kb])
-                pos = write_escaped_hex(out, pos, cap, abytes, state[key, S_DATA_BASE] + start,
-                                        np.int64(a32[kb + 1]) - start, HEX_UPPER)
-                pos = put_byte(out, pos, cap, 58)
-        stack[top, JE_WROTE] = 1
+            pidx = j
+        else:
+            key = vals[v, EV_COUNT]
+            kb = state[key, S_BASE] + j
+            start = np.int64(a32[kb])
+            pos = write_escaped_hex(out, pos, cap, abytes, state[key, S_DATA_BASE] + start,
+                                    np.int64(a32[kb + 1]) - start, hex_digits)
+            pos = put_byte(out, pos, cap, 58)
+            pending = vals[v, EV_SUB]
+            pidx = j
         if pos < 0:
             return E_OVERFLOW, vals[v, EV_NODE], pos
 
 
-def json_value_encode_rows(vals, props, consts, root, header, first_row, stop_on_error, state, a64, f64, a32, f32,
-                           a8, abytes, text_base, text_offsets, text_bytes, out, offsets, valid, stack, err_code,
-                           err_node, dig, wopts, patterns, fields, zone_at, zone_offsets):
-    """Encodes rows ``first_row..`` (``header`` before each, empty for plain JSON); (next row, outcome) as
-    ``vm/rows.py`` says. A null row is a null value."""
+def json_encode_rows(vals, props, consts, root, header, first_row, stop_on_error, state, a64, f64, a32, f32, a8,
+                     abytes, text_base, text_offsets, text_bytes, out, offsets, valid, stack, bstack, err_code,
+                     err_node, hex_digits, dig, wopts, patterns, fields, zone_at, zone_offsets):
+    """Encodes rows ``first_row..`` after ``header`` each (plain JSON: none); (next row, outcome) as ``vm/rows.py``
+    says, the node a row failed on noted in ``err_node``. ``hex_digits``: of ``\\u00XX`` escapes (Jackson's are
+    capitals); the rest serve ``to_json``'s leaves (JSON Schema passes placeholders)."""
     cap = out.shape[0]
     pos = offsets[first_row]
     for row in range(first_row, offsets.shape[0] - 1):
         code, node, pos = open_encoded_row(state, a8, row, header, out, pos, cap)
         if code == E_OK:
-            code, node, pos = json_value_encode(vals, props, consts, root, row, state, a64, a32, a8, abytes,
-                                                text_base, text_offsets, text_bytes, out, pos, cap, stack, dig, wopts,
-                                                patterns, fields, zone_at, zone_offsets)
+            code, node, pos = json_encode_value(vals, props, consts, root, row, state, a64, a32, a8, abytes, text_base,
+                                                text_offsets, text_bytes, out, pos, cap, stack, bstack, hex_digits,
+                                                dig, wopts, patterns, fields, zone_at, zone_offsets)
         pos, nxt, outcome = close_encoded_row(row, code, node, pos, stop_on_error, offsets, valid, err_code, err_node)
         if outcome != GO_ON:
             return nxt, outcome
     return offsets.shape[0] - 1, ROWS_DONE
 
 
-KERNELS = ("write_big_decimal", "zone_offset_at", "write_year", "write_offset",
-           "local_time_fields", "write_with_pattern", "write_date_time", "write_json_leaf", "json_value_encode",
-           "json_value_encode_rows")
+
+KERNELS = ("write_big_decimal", "zone_offset_at", "write_year", "write_offset", "local_time_fields",
+           "write_with_pattern", "write_date_time", "write_any_leaf", "json_encode_value", "json_encode_rows")

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..json_schema.vm_text import hex4, scan_number
+from ..json_schema.vm_text import ESC_ANY, ESC_SINGLE_QUOTE, scan_number
 from ..vm.codes import E_JSON_DEPTH, E_JSON_SYNTAX, E_OK
 
 LX_COMMENTS = 1  # allowComments: /* */ and // comments are whitespace
 LX_BARE_NAMES = 2  # allowUnquotedFieldNames
-LX_SINGLE_QUOTES = 4  # allowSingleQuotes (Spark's default: on)
+LX_SINGLE_QUOTES = ESC_SINGLE_QUOTE  # allowSingleQuotes (Spark's default: on); also makes \\' an escape
 LX_LEADING_ZEROS = 8  # allowNumericLeadingZeros
 LX_NON_NUMERIC = 16  # allowNonNumericNumbers (Spark's default: on): NaN, Infinity, -Infinity, +Infinity...
-LX_ANY_ESCAPE = 32  # allowBackslashEscapingAnyCharacter
+LX_ANY_ESCAPE = ESC_ANY  # allowBackslashEscapingAnyCharacter
 LX_CONTROL_CHARS = 64  # allowUnquotedControlChars
 
 T_INT = 1  # token kinds of scan_token
@@ -277,82 +277,7 @@ def skip_json(buf, pos, end, flags, bstack, depth):
             return E_JSON_SYNTAX, pos
 
 
-def decode_text(buf, s, e, out, flags, lone):
-    """Decodes the string content ``buf[s:e]`` (escapes as Jackson accepts them) into ``out``; (ok, length). A lone
-    surrogate becomes ``lone`` (``?``, as Spark stores Java strings), or with ``lone`` 0 its own three bytes (as
-    Java holds it, for Jackson's generator to escape)."""
-    n = np.int64(0)
-    p = s
-    while p < e:
-        c = buf[p]
-        if c != 92:
-            out[n] = c
-            n += 1
-            p += 1
-            continue
-        if p + 1 >= e:
-            return False, n
-        c = buf[p + 1]
-        p += 2
-        if c == 110:
-            out[n] = 10
-        elif c == 116:
-            out[n] = 9
-        elif c == 114:
-            out[n] = 13
-        elif c == 98:
-            out[n] = 8
-        elif c == 102:
-            out[n] = 12
-        elif c == 34 or c == 92 or c == 47 or (c == 39 and (flags & LX_SINGLE_QUOTES) != 0):
-            out[n] = c
-        elif c == 117:
-            if p + 4 > e:
-                return False, n
-            cp = hex4(buf, p)
-            if cp < 0:
-                return False, n
-            p += 4
-            if 0xD800 <= cp <= 0xDBFF:
-                lo = hex4(buf, p + 2) if (p + 6 <= e and buf[p] == 92 and buf[p + 1] == 117) else np.int64(-1)
-                if 0xDC00 <= lo <= 0xDFFF:
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
-                    p += 6
-                else:
-                    cp = lone if lone != 0 else cp
-            elif 0xDC00 <= cp <= 0xDFFF:
-                cp = lone if lone != 0 else cp
-            n = put_code_point(out, n, cp)
-            continue
-        elif (flags & LX_ANY_ESCAPE) != 0:
-            out[n] = c
-        else:
-            return False, n
-        n += 1
-    return True, n
-
-
-def put_code_point(out, n, cp):
-    if cp < 0x80:
-        out[n] = cp
-        return n + 1
-    if cp < 0x800:
-        out[n] = 0xC0 | (cp >> 6)
-        out[n + 1] = 0x80 | (cp & 0x3F)
-        return n + 2
-    if cp < 0x10000:
-        out[n] = 0xE0 | (cp >> 12)
-        out[n + 1] = 0x80 | ((cp >> 6) & 0x3F)
-        out[n + 2] = 0x80 | (cp & 0x3F)
-        return n + 3
-    out[n] = 0xF0 | (cp >> 18)
-    out[n + 1] = 0x80 | ((cp >> 12) & 0x3F)
-    out[n + 2] = 0x80 | ((cp >> 6) & 0x3F)
-    out[n + 3] = 0x80 | (cp & 0x3F)
-    return n + 4
-
-
-KERNELS = ("decode_text", "put_code_point", "skip_blank", "is_quote", "scan_quoted", "is_name_byte",
+KERNELS = ("skip_blank", "is_quote", "scan_quoted", "is_name_byte",
            "scan_bare_name", "word_at", "scan_token", "literal_end", "scalar_end", "escapes_ok", "key_end",
            "skip_json")
 INLINE = ()

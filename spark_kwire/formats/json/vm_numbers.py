@@ -166,17 +166,25 @@ def write_java_digits(out, pos, cap, neg, dig, n, sci):
             out[pos] = dig[k]
             pos += 1
         return pos
+    return write_scientific(out, pos, cap, dig, n, sci, True)
+
+
+def write_scientific(out, pos, cap, dig, n, exponent, point_zero):
+    """``d.dddEn`` of the digits ``dig[:n]``: a single digit as ``d.0E`` (``point_zero``, as doubles print) or
+    ``dE`` (as BigDecimal prints)."""
     out[pos] = dig[0]
-    out[pos + 1] = 46
-    pos += 2
-    if n == 1:
+    pos += 1
+    if n > 1 or point_zero:
+        out[pos] = 46
+        pos += 1
+    if n == 1 and point_zero:
         out[pos] = 48
         pos += 1
     for k in range(1, n):
         out[pos] = dig[k]
         pos += 1
     out[pos] = 69
-    return write_decimal_int(out, pos + 1, cap, sci)
+    return write_decimal_int(out, pos + 1, cap, exponent)
 
 
 def write_non_finite(out, pos, cap, neg, nan):
@@ -219,5 +227,6 @@ def write_java_number(out, pos, cap, text, s, e, dig, single):
     return write_java_digits(out, pos, cap, neg, dig, n, sci)
 
 
-KERNELS = ("number_digits", "shortest_digits", "java17_whole_digits", "write_java_digits", "write_non_finite",
+KERNELS = ("number_digits", "shortest_digits", "java17_whole_digits", "write_java_digits", "write_scientific",
+           "write_non_finite",
            "write_java_number")

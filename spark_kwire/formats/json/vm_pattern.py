@@ -8,9 +8,9 @@ import numpy as np
 
 from ..json_schema.vm_text import days_from_civil
 from .patterns import (F_DAY, F_HAS_OFFSET, F_HOUR, F_HOUR12, F_MICROS, F_MINUTE, F_MONTH, F_OFFSET, F_PM, F_SECOND,
-                       F_YEAR, F_YEAR2, FIELD_WORDS, OFF_COLON, OFF_MINUTES, OFF_MINUTES_OPT, OFF_SECONDS,
-                       OFF_SECONDS_OPT, P_AMPM, P_FRAC, P_LIT, P_MONTH_NAME, P_NUM, P_OFFSET, P_OPT_END, P_OPT_START)
-from .vm_time import DAY_SECONDS, I64_MAX, MICROS, local_to_utc, valid_day
+                       F_YEAR, F_YEAR2, FIELD_WORDS, P_AMPM, P_FRAC, P_LIT, P_MONTH_NAME, P_NUM, P_OFFSET, P_OPT_END,
+                       P_OPT_START)
+from .vm_time import DAY_SECONDS, I64_MAX, MICROS, digits_at, local_to_utc, offset_at, valid_day
 
 # month names, lower case, each padded to 9 bytes (the kernels compare them against the text in any case)
 _NAMES = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -23,18 +23,6 @@ FIELDS_SIZE = FIELD_WORDS * (MAX_OPTIONAL + 1) + MAX_OPTIONAL  # what ``fields``
 
 def lower(c):
     return c + 32 if 65 <= c <= 90 else c
-
-
-def digits_at(buf, p, e, least, most):
-    """(value, end) of ``least`` to ``most`` digits at ``p`` (as many as there are); end -1 if fewer."""
-    v = np.int64(0)
-    q = p
-    while q < e and q - p < most and 48 <= buf[q] <= 57:
-        v = v * 10 + (np.int64(buf[q]) - 48)
-        q += 1
-    if q - p < least:
-        return np.int64(0), np.int64(-1)
-    return v, q
 
 
 def month_name(buf, p, e, full):
@@ -51,50 +39,6 @@ def month_name(buf, p, e, full):
         if same:
             return np.int64(m + 1), p + n
     return np.int64(0), np.int64(-1)
-
-
-def offset_at(buf, p, e, style, zero_z):
-    """(seconds, end) of an offset written as ``style`` says (``Z`` for zero when ``zero_z``); end -1 if none."""
-    if zero_z == 1 and p < e and buf[p] == 90:
-        return np.int64(0), p + 1
-    if p >= e or (buf[p] != 43 and buf[p] != 45):
-        return np.int64(0), np.int64(-1)
-    neg = buf[p] == 45
-    h, q = digits_at(buf, p + 1, e, 2, 2)
-    if q < 0:
-        return np.int64(0), np.int64(-1)
-    mi = np.int64(0)
-    sec = np.int64(0)
-    wants = (style & OFF_MINUTES) != 0
-    if wants or (style & OFF_MINUTES_OPT) != 0:
-        r = q
-        if (style & OFF_COLON) != 0:
-            r = q + 1 if (q < e and buf[q] == 58) else np.int64(-1)
-        v = np.int64(0)
-        t = np.int64(-1)
-        if r >= 0:
-            v, t = digits_at(buf, r, e, 2, 2)
-        if t >= 0:
-            mi = v
-            q = t
-            if (style & (OFF_SECONDS | OFF_SECONDS_OPT)) != 0:
-                r = q
-                if (style & OFF_COLON) != 0:
-                    r = q + 1 if (q < e and buf[q] == 58) else np.int64(-1)
-                t = np.int64(-1)
-                if r >= 0:
-                    v, t = digits_at(buf, r, e, 2, 2)
-                if t >= 0:
-                    sec = v
-                    q = t
-                elif (style & OFF_SECONDS) != 0:
-                    return np.int64(0), np.int64(-1)
-        elif wants:
-            return np.int64(0), np.int64(-1)
-    if h > 18 or mi > 59 or sec > 59:
-        return np.int64(0), np.int64(-1)
-    total = h * 3600 + mi * 60 + sec
-    return (-total if neg else total), q
 
 
 def run_pattern(buf, s, e, patterns, start, fields):
@@ -220,4 +164,4 @@ def parse_with_pattern(buf, s, e, patterns, start, fields, zone_at, zone_offsets
     return True
 
 
-KERNELS = ("lower", "digits_at", "month_name", "offset_at", "run_pattern", "parse_with_pattern")
+KERNELS = ("lower", "month_name", "run_pattern", "parse_with_pattern")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..json_schema.vm_encode import put_byte
-from ..json_schema.vm_text import number_as_double
+from ..json_schema.vm_text import decode_escapes, number_as_double
 from ..vm.bytes_in import copy_bytes
 from ..vm.codes import E_JSON_DEPTH, E_JSON_SYNTAX, E_OK
-from .vm_lexer import (T_FLOAT, T_INT, T_NAN, T_NEG_INF, decode_text, is_name_byte, is_quote, key_end, literal_end,
+from .vm_lexer import (T_FLOAT, T_INT, T_NAN, T_NEG_INF, is_name_byte, is_quote, key_end, literal_end,
                        scan_quoted, scan_token, skip_blank)
 from .vm_numbers import java17_whole_digits, number_digits, shortest_digits, write_java_digits, write_non_finite
 
@@ -87,8 +87,8 @@ def copy_text(data, s, e, escaped, flags, out, w, tmp):
     start = s
     n = e - s
     if escaped:
-        ok, n = decode_text(data, s, e, tmp, flags, np.int64(0))
-        if not ok:
+        code, n = decode_escapes(data, s, e, tmp, flags, np.int64(0))
+        if code != E_OK:
             return np.int64(-2)
         src = tmp
         start = np.int64(0)

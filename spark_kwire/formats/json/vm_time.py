@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..json_schema.vm_text import days_from_civil
+from .patterns import OFF_COLON, OFF_MINUTES, OFF_MINUTES_OPT, OFF_SECONDS, OFF_SECONDS_OPT
 
 LATER = 2  # outcome of the parsers beside True (1) / False (0): Python finishes the value
 MICROS = np.int64(1000000)
@@ -170,58 +171,39 @@ def text_to_timestamp_fields(buf, s, e, fields):
             digits += 1
             j += 1
             continue
-        if j == s and b == 84:
+        if j == s and b == 84:  # a time alone: T10:00:00
             fields[9] = 1
             i += 3
-        elif i < 2:
-            if b == 45:
-                if not ts_digits_ok(i, digits):
-                    return False
-                fields[i] = value
-                value = np.int64(0)
-                digits = 0
-                i += 1
-            elif i == 0 and b == 58 and sign == 0:
-                fields[9] = 1
-                if not ts_digits_ok(3, digits):
-                    return False
-                fields[3] = value
-                value = np.int64(0)
-                digits = 0
-                i = 4
-            else:
-                return False
-        elif i == 2:
-            if b != 32 and b != 84:
-                return False
-            if not ts_digits_ok(i, digits):
-                return False
-            fields[i] = value
-            value = np.int64(0)
-            digits = 0
-            i += 1
-        elif i == 3 or i == 4:
-            if b != 58 or not ts_digits_ok(i, digits):
-                return False
-            fields[i] = value
-            value = np.int64(0)
-            digits = 0
-            i += 1
-        elif i == 5 or i == 6:
-            if not ts_digits_ok(i, digits):
-                return False
-            fields[i] = value
-            value = np.int64(0)
-            digits = 0
-            i += 1
-            if not (b == 46 and i == 6):
-                fields[7] = j
-                fields[8] = stop
-                j = stop - 1
-            if i == 6 and b != 46:
-                i += 1
+            j += 1
+            continue
+        zone = False
+        if i < 2 and b == 45:
+            nxt = i + 1
+        elif i == 0 and b == 58 and sign == 0:  # a time alone: 10:00:00
+            fields[9] = 1
+            i = 3
+            nxt = 4
+        elif i == 2 and (b == 32 or b == 84):
+            nxt = 3
+        elif (i == 3 or i == 4) and b == 58:
+            nxt = i + 1
+        elif i == 5 and b == 46:
+            nxt = 6
+        elif i == 5 or i == 6:  # the rest is a zone
+            nxt = 7
+            zone = True
         else:
-            return False  # past the seconds only a zone follows, taken whole above
+            return False
+        if not ts_digits_ok(i, digits):
+            return False
+        fields[i] = value
+        value = np.int64(0)
+        digits = 0
+        i = nxt
+        if zone:
+            fields[7] = j
+            fields[8] = stop
+            break
         j += 1
     if not ts_digits_ok(i, digits):
         return False
@@ -240,54 +222,66 @@ def ts_digits_ok(segment, digits):
             or (segment != 0 and segment != 6 and segment != 7 and 0 < digits <= 2))
 
 
-def two_at(buf, p):
-    a = np.int64(buf[p]) - 48
-    b = np.int64(buf[p + 1]) - 48
-    if a < 0 or a > 9 or b < 0 or b > 9:
-        return np.int64(-1)
-    return a * 10 + b
+def digits_at(buf, p, e, least, most):
+    """(value, end) of ``least`` to ``most`` digits at ``p`` (as many as there are); end -1 if fewer."""
+    v = np.int64(0)
+    q = p
+    while q < e and q - p < most and 48 <= buf[q] <= 57:
+        v = v * 10 + (np.int64(buf[q]) - 48)
+        q += 1
+    if q - p < least:
+        return np.int64(0), np.int64(-1)
+    return v, q
+
+
+def offset_at(buf, p, e, style, zero_z):
+    """(seconds, end) of an offset written as ``style`` says (``Z`` for zero when ``zero_z``); end -1 if none."""
+    if zero_z == 1 and p < e and buf[p] == 90:
+        return np.int64(0), p + 1
+    if p >= e or (buf[p] != 43 and buf[p] != 45):
+        return np.int64(0), np.int64(-1)
+    neg = buf[p] == 45
+    h, q = digits_at(buf, p + 1, e, 2, 2)
+    if q < 0 or h > 18:
+        return np.int64(0), np.int64(-1)
+    mi = np.int64(0)
+    sec = np.int64(0)
+    for part in range(2):  # minutes, then seconds: each required, optional or absent as the style says
+        required = OFF_MINUTES if part == 0 else OFF_SECONDS
+        if (style & (required | (OFF_MINUTES_OPT if part == 0 else OFF_SECONDS_OPT))) == 0:
+            break
+        r = q
+        if (style & OFF_COLON) != 0:
+            r = q + 1 if (q < e and buf[q] == 58) else np.int64(-1)
+        v = np.int64(0)
+        t = np.int64(-1)
+        if r >= 0:
+            v, t = digits_at(buf, r, e, 2, 2)
+        if t < 0 or v > 59:
+            if (style & required) != 0:
+                return np.int64(0), np.int64(-1)
+            break
+        if part == 0:
+            mi = v
+        else:
+            sec = v
+        q = t
+    total = h * 3600 + mi * 60 + sec
+    return (-total if neg else total), q
 
 
 def offset_text(buf, s, e):
     """(ok, seconds) of Java's ``ZoneOffset.of``: ``Z``, ``±h``, ``±hh``, ``±hh:mm``, ``±hhmm``, ``±hh:mm:ss``,
     ``±hhmmss``, within ±18:00."""
     n = e - s
-    if n == 1 and buf[s] == 90:
-        return True, np.int64(0)
-    if n < 2 or (buf[s] != 43 and buf[s] != 45):
+    if n == 2 and (buf[s] == 43 or buf[s] == 45) and 48 <= buf[s + 1] <= 57:
+        h = np.int64(buf[s + 1]) - 48
+        return True, (-h * 3600 if buf[s] == 45 else h * 3600)
+    colon = OFF_COLON if n >= 4 and buf[s + 3] == 58 else 0
+    seconds, q = offset_at(buf, s, e, colon | OFF_MINUTES_OPT | OFF_SECONDS_OPT, 1 if n == 1 else 0)
+    if q != e or seconds > 18 * 3600 or seconds < -18 * 3600:
         return False, np.int64(0)
-    p = s + 1
-    h = np.int64(-1)
-    mi = np.int64(0)
-    sec = np.int64(0)
-    if n == 2:
-        h = np.int64(buf[p]) - 48
-        if h < 0 or h > 9:
-            return False, np.int64(0)
-    elif n == 3:
-        h = two_at(buf, p)
-    elif n == 5:
-        h = two_at(buf, p)
-        mi = two_at(buf, p + 2)
-    elif n == 6 and buf[p + 2] == 58:
-        h = two_at(buf, p)
-        mi = two_at(buf, p + 3)
-    elif n == 7:
-        h = two_at(buf, p)
-        mi = two_at(buf, p + 2)
-        sec = two_at(buf, p + 4)
-    elif n == 9 and buf[p + 2] == 58 and buf[p + 5] == 58:
-        h = two_at(buf, p)
-        mi = two_at(buf, p + 3)
-        sec = two_at(buf, p + 6)
-    else:
-        return False, np.int64(0)
-    if h < 0 or h > 18 or mi < 0 or mi > 59 or sec < 0 or sec > 59:
-        return False, np.int64(0)
-    total = h * 3600 + mi * 60 + sec
-    if total > 18 * 3600:
-        return False, np.int64(0)
-    return True, (-total if buf[s] == 45 else total)
+    return True, seconds
 
 
 def zone_text(buf, s, e, scratch):
@@ -430,6 +424,6 @@ def without_gmt(buf, s, e, out):
 
 
 KERNELS = ("blank_byte", "trimmed", "valid_day", "text_to_date", "date_digits_ok", "text_to_day_number",
-           "julian_to_gregorian_days", "text_to_timestamp_fields", "ts_digits_ok", "two_at", "offset_text",
-           "zone_text", "local_to_utc", "fields_to_micros", "text_to_timestamp", "text_to_local_timestamp",
-           "without_gmt")
+           "julian_to_gregorian_days", "text_to_timestamp_fields", "ts_digits_ok", "digits_at", "offset_at",
+           "offset_text", "zone_text", "local_to_utc", "fields_to_micros", "text_to_timestamp",
+           "text_to_local_timestamp", "without_gmt")

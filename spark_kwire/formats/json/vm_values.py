@@ -15,14 +15,14 @@ import math
 import numpy as np
 
 from ..json_schema.vm_float import mul_64
-from ..json_schema.vm_text import number_as_double, number_as_long
+from ..json_schema.vm_text import decode_escapes, number_as_double, number_as_long
 from ..vm.codes import (E_DECIMAL_RANGE, E_JSON_BASE64, E_JSON_EMPTY, E_JSON_NUMBER, E_JSON_SYNTAX, E_JSON_TIMESTAMP,
                         E_JSON_TYPE, E_OK, E_OVERFLOW)
 from ..vm.column_writes import append_value, full, put_bytes, put_dec
 from ..vm.slots import ROOM_SCRATCH, S_LEN
 from .program import (PK_BINARY, PK_BOOLEAN, PK_DATE, PK_DECIMAL, PK_DOUBLE, PK_FLOAT, PK_INT, PK_STRING,
                       PK_TIMESTAMP, PK_TIMESTAMP_NTZ, V_AUX, V_AUX2, V_KIND, V_NODE)
-from .vm_lexer import (T_FLOAT, T_INT, T_NAN, T_NEG_INF, T_POS_INF, decode_text, is_name_byte, is_quote, literal_end,
+from .vm_lexer import (T_FLOAT, T_INT, T_NAN, T_NEG_INF, T_POS_INF, is_name_byte, is_quote, literal_end,
                        scan_quoted, scan_token)
 from .vm_pattern import parse_with_pattern
 from .vm_regenerate import regenerate
@@ -256,15 +256,17 @@ def read_text_value(kind, vals, v, node, text, s, n, state, a64, f64, a32, f32, 
         if not ok:
             return E_JSON_NUMBER
         return E_OK if put_dec(state, a64, a8, out, node, lo, hi) else E_OVERFLOW
+    pattern = opts[O_DATE_PATTERN] if kind == PK_DATE else opts[O_TS_PATTERN]
+    if pattern >= 0 and (kind == PK_DATE or kind == PK_TIMESTAMP):  # dateFormat, timestampFormat: no fallback
+        if not parse_with_pattern(text, s, s + n, patterns, pattern, fields, zone_at, zone_offsets, kind == PK_DATE):
+            return E_JSON_TIMESTAMP
+        ok = append_value(state, a32, a8, out, node, fields[0]) if kind == PK_DATE else \
+            append_value(state, a64, a8, out, node, fields[0])
+        return E_OK if ok else E_OVERFLOW
     if kind == PK_DATE:
-        if opts[O_DATE_PATTERN] >= 0:
-            got = parse_with_pattern(text, s, s + n, patterns, opts[O_DATE_PATTERN], fields, zone_at, zone_offsets,
-                                     True)
-            days = fields[0]
-        else:
-            got, days = text_to_date(text, s, s + n)
-            if not got:
-                got, days = text_to_day_number(text, s, s + n)
+        got, days = text_to_date(text, s, s + n)
+        if not got:
+            got, days = text_to_day_number(text, s, s + n)
         if not got:
             return E_JSON_TIMESTAMP
         return E_OK if append_value(state, a32, a8, out, node, days) else E_OVERFLOW
@@ -274,16 +276,11 @@ def read_text_value(kind, vals, v, node, text, s, n, state, a64, f64, a32, f32, 
             return E_JSON_TIMESTAMP
         return E_OK if append_value(state, a64, a8, out, node, micros) else E_OVERFLOW
     if kind == PK_TIMESTAMP:
-        if opts[O_TS_PATTERN] >= 0:
-            got = parse_with_pattern(text, s, s + n, patterns, opts[O_TS_PATTERN], fields, zone_at, zone_offsets,
-                                     False)
-            micros = fields[0]
-        else:
-            got, micros = text_to_timestamp(text, s, s + n, fields, tscratch, zone_at, zone_offsets)
-            if got == 0:  # Spark's fallback: the text without its "GMT"s
-                m = without_gmt(text, s, s + n, tscratch)
-                if m < n:
-                    got, micros = text_to_timestamp(tscratch, 0, m, fields, tscratch[m:], zone_at, zone_offsets)
+        got, micros = text_to_timestamp(text, s, s + n, fields, tscratch, zone_at, zone_offsets)
+        if got == 0:  # Spark's fallback: the text without its "GMT"s
+            m = without_gmt(text, s, s + n, tscratch)
+            if m < n:
+                got, micros = text_to_timestamp(tscratch, 0, m, fields, tscratch[m:], zone_at, zone_offsets)
         if got == 0:
             return E_JSON_TIMESTAMP
         if got == LATER:
@@ -379,8 +376,8 @@ def read_scalar(vals, v, data, pos, end, flags, state, a64, f64, a32, f32, a8, a
         if not ok:
             return E_JSON_SYNTAX, pos
         if esc:
-            ok, n = decode_text(data, s, e, scratch8, flags, np.int64(63))
-            if not ok:
+            code, n = decode_escapes(data, s, e, scratch8, flags, np.int64(63))
+            if code != E_OK:
                 return E_JSON_SYNTAX, pos
             code = read_text_value(kind, vals, v, node, scratch8, np.int64(0), n, state, a64, f64, a32, f32, a8,
                                    abytes, out, scratch8[n:], fields, tscratch, zone_at, zone_offsets, opts, patterns,

@@ -36,6 +36,13 @@ W_DATE = 10
 W_TIMESTAMP = 11
 W_NULL = 12
 W_RAW = 13  # a string holding JSON text
+# to_json's (json/encode_program.py), run by the same walk
+W_JAVA_DOUBLE = 14  # the Arrow text of a double, printed as Java does
+W_JAVA_FLOAT = 15
+W_BIG_DECIMAL = 16  # as BigDecimal.toString
+W_DATE_TEXT = 17  # with a pattern program (dateFormat)
+W_TIMESTAMP_TEXT = 18  # in the writing zone, with a pattern program (timestampFormat)
+W_LOCAL_TIMESTAMP_TEXT = 19
 
 # values columns
 EV_OP = 0
@@ -56,6 +63,13 @@ def _json_string(text: str) -> bytes:
     import json
 
     return json.dumps(text, ensure_ascii=False).encode("utf-8")
+
+
+def encode_tables(vals: list, props: list, consts: bytearray) -> tuple:
+    """(vals, props, consts) of an encoding program as the kernel takes them (either JSON format's)."""
+    return (np.array(vals, dtype=np.int64).reshape(-1, EV_WORDS),
+            np.array(props or [[0] * EP_WORDS], dtype=np.int64).reshape(-1, EP_WORDS),
+            np.frombuffer(bytes(consts) or b"\0", dtype=np.uint8))
 
 
 def number_texts(columns, text_nodes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -245,9 +259,7 @@ class JsonEncodeProgram:
 
     def arrays(self) -> tuple:
         if self._arrays is None:
-            self._arrays = (np.array(self.vals, dtype=np.int64).reshape(-1, EV_WORDS),
-                            np.array(self.props or [[0] * EP_WORDS], dtype=np.int64).reshape(-1, EP_WORDS),
-                            np.frombuffer(bytes(self.consts) or b"\0", dtype=np.uint8))
+            self._arrays = encode_tables(self.vals, self.props, self.consts)
         return self._arrays
 
     def path_at(self, node: int) -> str:

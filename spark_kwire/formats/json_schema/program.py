@@ -77,6 +77,13 @@ def add_name_table(hashes: list[int], names: list[bytes]) -> tuple[int, int]:
     return base, size - 1
 
 
+def decode_tables(vals: list, props: list, hashes: list, consts: bytearray, val_words: int) -> tuple:
+    """(vals, props, hashes, consts) of a decoding program (rows of ``val_words``) as the kernel takes them."""
+    return (np.array(vals, dtype=np.int64).reshape(-1, val_words),
+            np.array(props or [[0] * PROP_WORDS], dtype=np.int64).reshape(-1, PROP_WORDS),
+            np.array(hashes or [-1], dtype=np.int64), np.frombuffer(bytes(consts) or b"\0", dtype=np.uint8))
+
+
 class JsonProgram:
     """The tables decoding JSON values of ``root`` into ``layout``."""
 
@@ -127,10 +134,7 @@ class JsonProgram:
     def arrays(self) -> tuple:
         """(vals, props, hashes, consts) for the kernel."""
         if self._arrays is None:
-            self._arrays = (np.array(self.vals, dtype=np.int64).reshape(-1, VAL_WORDS),
-                            np.array(self.props or [[0] * PROP_WORDS], dtype=np.int64).reshape(-1, PROP_WORDS),
-                            np.array(self.hashes or [-1], dtype=np.int64),
-                            np.frombuffer(bytes(self.consts) or b"\0", dtype=np.uint8))
+            self._arrays = decode_tables(self.vals, self.props, self.hashes, self.consts, VAL_WORDS)
         return self._arrays
 
     def path_at(self, node: int) -> str:
