@@ -132,7 +132,7 @@ class KwireDataSource(DataSource):
                 "Save mode 'overwrite' is not allowed for Kafka: records cannot be replaced. "
                 "Use .mode('append') (Spark offers Python data sources no other mode that fits Kafka)."
             )
-        options = WriteOptions.parse(self.options, streaming=streaming)
+        options = WriteOptions.parse(self.options, streaming=streaming, warn=not commit_only)
         if options.typed is not None and not commit_only:  # the schemas to encode with, and the fit, before any write
             from dataclasses import replace
 

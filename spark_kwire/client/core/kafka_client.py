@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
-from spark_kwire.client.config import ClientConfig
+from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.client.core.connection import BrokerConnection
 from spark_kwire.client.errors import BrokerConnectionError, ConfigError, UnknownTopicError, is_retriable_error
 from spark_kwire.client.core.metadata import BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo
