@@ -16,7 +16,6 @@ import socket
 import ssl
 import tempfile
 from spark_kwire.client.errors import ClientError, ConfigError
-from spark_kwire.client.settings.secret import reveal as _reveal
 from spark_kwire.client.settings.tls import TlsSettings
 
 __all__ = ["TlsError", "TlsTransport", "build_ssl_context"]
@@ -168,7 +167,7 @@ def _trust(ctx: ssl.SSLContext, tls: TlsSettings, system_cas_too: bool) -> None:
 
 
 def _client_certificate(ctx: ssl.SSLContext, tls: TlsSettings) -> None:
-    key_password = _reveal(tls.key_password)
+    key_password = tls.key_password.reveal() if tls.key_password is not None else None  # for OpenSSL only
     if tls.keystore_file is not None:
         key, path = tls.keystore_file.key, os.path.expanduser(tls.keystore_file.value)
         data = _read_store_file(key, path, tls.keystore_type, _KEYSTORE_HOWTO)

@@ -109,10 +109,14 @@ class ClientConfig(ConnectionSettings, RetrySettings, FetchSettings, ProduceSett
     ignored: tuple[str, ...] = field(default=(), compare=False)
     # a digest of every setting (secrets digested too): the key of per-process caches, equal in every process
     fingerprint: str = field(init=False, repr=False, compare=False)
+    # the largest response frame accepted from a broker: fetch.max.bytes plus 64 MiB of slack (read per response)
+    max_response_bytes: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.validate()
         object.__setattr__(self, "fingerprint", _fingerprint(self))
+        object.__setattr__(self, "max_response_bytes",
+                           max(self.fetch_max_bytes, self.max_partition_fetch_bytes) + 64 * 1024 * 1024)
 
     # -- construction ---------------------------------------------------------------------------------
     @classmethod
@@ -162,11 +166,6 @@ class ClientConfig(ConnectionSettings, RetrySettings, FetchSettings, ProduceSett
         if self.enable_idempotence is None:
             return self.acks == -1 and self.max_in_flight_requests_per_connection <= 5
         return self.enable_idempotence
-
-    @property
-    def max_response_bytes(self) -> int:
-        """Largest response frame accepted from a broker: fetch.max.bytes plus 64 MiB of slack."""
-        return max(self.fetch_max_bytes, self.max_partition_fetch_bytes) + 64 * 1024 * 1024
 
     @property
     def read_committed(self) -> bool:
