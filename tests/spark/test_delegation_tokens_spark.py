@@ -181,8 +181,8 @@ def test_what_tasks_receive_holds_the_token_masked_and_nothing_of_kerberos(kerbe
         assert task_kafka.sasl_mechanism == mechanism
         assert not isinstance(task_kafka.sasl, GssapiLogin)  # nothing of the driver's Kerberos login
         login = task_kafka.sasl  # SCRAM as the token: its id, its HMAC, tokenauth=true
-        assert isinstance(login, DelegationTokenLogin) and login.token_id == token.token_id
-        assert login.hmac == token.hmac and str(keytab) not in repr(task_kafka)
+        assert isinstance(login, DelegationTokenLogin) and login.username == token.token_id
+        assert login.password == token.hmac and str(keytab) not in repr(task_kafka)
     for shipped in (planned, write):
         data = pickle.dumps(shipped)
         assert token.hmac.reveal().encode() not in data and token.hmac_bytes not in data

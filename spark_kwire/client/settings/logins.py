@@ -49,12 +49,9 @@ class ScramLogin:
 
 
 @dataclass(frozen=True)
-class DelegationTokenLogin:
-    """SCRAM with a delegation token: the token's id as user name, its HMAC (base64) as password."""
-    mechanism: str  # SCRAM-SHA-256 or SCRAM-SHA-512
-    token_id: str
-    hmac: Secret
-    source: str = "sasl.jaas.config"
+class DelegationTokenLogin(ScramLogin):
+    """SCRAM with a delegation token: the token's id as ``username``, its HMAC (base64) as ``password``, and the SCRAM
+    extension ``tokenauth=true``."""
 
 
 # -- OAUTHBEARER -----------------------------------------------------------------------------------------------

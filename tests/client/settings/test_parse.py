@@ -49,7 +49,7 @@ def test_the_parts_are_typed_and_client_rack_is_a_field():
      ("SCRAM-SHA-256", "sasl.username", SECRET)),
     ({"sasl.mechanism": "SCRAM-SHA-512",
       "sasl.jaas.config": _jaas(SCRAM_MODULE, username="tok-1", password=SECRET, tokenauth="true")},
-     DelegationTokenLogin, lambda login: login.token_id == "tok-1" and login.hmac.reveal() == SECRET),
+     DelegationTokenLogin, lambda login: login.username == "tok-1" and login.password.reveal() == SECRET),
     ({"sasl.mechanism": "OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url": "https://idp/token",
       "sasl.jaas.config": _jaas(OAUTH_MODULE, clientId="app", clientSecret=SECRET, scope="kafka",
                                 extension_logicalCluster="lkc-1"),

@@ -23,11 +23,11 @@ class UserPasswordMechanism(SaslMechanism):
 
     @property
     def principal(self) -> str:
-        return self.login.token_id if self.token else self.login.username
+        return self.login.username  # a delegation token login: the token's id
 
     @property
     def password(self) -> Secret:
-        return self.login.hmac if self.token else self.login.password
+        return self.login.password  # a delegation token login: the token's HMAC
 
     @property
     def extensions(self) -> dict[str, str]:
