@@ -274,6 +274,7 @@ class ClientConfig:
     ssl: dict = field(default_factory=dict)  # "ssl.*" options (key with prefix) -> str or Secret
     sasl: dict = field(default_factory=dict)  # other "sasl.*" options -> str or Secret
     group_id: str | None = None
+    client_rack: str | None = None  # client.rack: fetch from the replica in this rack when the brokers say so
     extra: dict = field(default_factory=dict)  # unknown options, sensitive ones wrapped in Secret
 
     # -- construction ---------------------------------------------------------------------------------
@@ -315,6 +316,8 @@ class ClientConfig:
                 values["sasl_password"] = Secret(_as_str(key, value))
             elif key == "group.id":
                 values["group_id"] = _as_str(key, value)
+            elif key == "client.rack":
+                values["client_rack"] = _as_str(key, value) or None
             elif key.startswith("ssl."):
                 ssl[key] = Secret(_as_str(key, value)) if is_sensitive_key(key) else _as_str(key, value)
             elif key.startswith("sasl."):
