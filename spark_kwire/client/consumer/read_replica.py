@@ -79,7 +79,8 @@ def follow_redirect(client, topic: str, partition: int, node: int) -> None:
             leave_replica(client, topic, partition, node, "the metadata does not list it as an in-sync replica")
             return
     log.debug("%s-%s: reading from broker %s, the preferred read replica its leader named", topic, partition, node)
-    client.read_replicas[(topic, partition)] = _Choice(node, time.monotonic() + client.config.metadata_max_age_ms / 1000)
+    expires = time.monotonic() + client.config.metadata_max_age_ms / 1000
+    client.read_replicas[(topic, partition)] = _Choice(node, expires)
 
 
 def leave_replica(client, topic: str, partition: int, node: int, why: str) -> None:
