@@ -348,30 +348,16 @@ def test_a_follower_that_stops_answering_hands_over_to_the_leader(racks):
     assert seconds < 20, seconds
 
 
-def test_the_follower_being_read_killed_mid_read_leaves_the_read_exact(racks):
-    wait_healthy(racks)
-    topic = create(racks, [[2, 3, 1]], prefix="rack-kill-follower")
+@pytest.mark.parametrize("victim", [LOCAL, 2], ids=["the follower being read", "the leader"])
+def test_a_broker_killed_mid_read_leaves_the_read_exact(racks, victim):
+    wait_healthy(racks)  # restarts the broker an earlier test killed
+    topic = create(racks, [[2, 3, 1]], prefix="rack-kill")
     produce(racks, topic, 1, 20_000, **SMALL_BATCHES)
     with rack_client(racks) as client:
         end = list_offsets(client, [(topic, 0)], "latest")[(topic, 0)][0]
 
-        def kill_the_follower():
-            assert client.read_replicas[(topic, 0)].node == LOCAL  # it was being read from
-            racks.kill(LOCAL)
+        def kill():
+            assert client.read_replicas[(topic, 0)].node == LOCAL  # the follower is being read from
+            racks.kill(victim)
 
-        read_exactly(client, topic, end, midway=kill_the_follower)
-    racks.restart(LOCAL)
-
-
-def test_the_leader_killed_mid_read_leaves_the_read_exact(racks):
-    wait_healthy(racks)
-    topic = create(racks, [[2, 3, 1]], prefix="rack-kill-leader")
-    produce(racks, topic, 1, 20_000, **SMALL_BATCHES)
-    with rack_client(racks) as client:
-        end = list_offsets(client, [(topic, 0)], "latest")[(topic, 0)][0]
-
-        def kill_the_leader():
-            assert client.read_replicas[(topic, 0)].node == LOCAL
-            racks.kill(2)
-
-        read_exactly(client, topic, end, midway=kill_the_leader)
+        read_exactly(client, topic, end, midway=kill)
