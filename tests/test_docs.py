@@ -229,9 +229,10 @@ def test_page_examples_run(page, spark, docs_services, started_queries, tmp_path
     confs = {k: spark.conf.get(k, None) for b in runnable for k in set_confs.findall(b.code)}
     views = {t.name for t in spark.catalog.listTables() if t.isTemporary}
     namespace = {"__name__": "__docs__", "spark": spark, **GIVEN}
-    started = time.monotonic()
+    started, times = time.monotonic(), []
     try:
         for block in runnable:
+            block_started = time.monotonic()
             code = _substitute(block.code, docs_services["placeholders"], tmp_path)
             try:
                 exec(compile(code, block.where, "exec"), namespace)
@@ -240,10 +241,11 @@ def test_page_examples_run(page, spark, docs_services, started_queries, tmp_path
                 pytest.fail(f"{block.where}: the example fails: {type(e).__name__}: {str(e)[:3000]}")
             failure = _finish_streams(started_queries)
             assert failure is None, f"{block.where}: a stream the example started failed: {failure[:3000]}"
+            times.append(f"{block.line}: {time.monotonic() - block_started:.1f}s")
     finally:
         for key, value in confs.items():
             spark.conf.unset(key) if value is None else spark.conf.set(key, value)
         for view in {t.name for t in spark.catalog.listTables() if t.isTemporary} - views:
             spark.catalog.dropTempView(view)
     with capsys.disabled():
-        print(f"\n{rel}: {len(runnable)} blocks in {time.monotonic() - started:.1f}s")
+        print(f"\n{rel}: {len(runnable)} blocks in {time.monotonic() - started:.1f}s ({', '.join(times)})")
