@@ -39,16 +39,18 @@ from .inference_types import (EMPTY_STRUCT, NULL, STRING, TIME, TIMESTAMP, TIMES
 __all__ = ["infer_schema", "InferenceOptions", "JsonInferenceError", "arrow_type"]
 
 _TIMESTAMP_UTC = pa.timestamp("us", tz="UTC")
+_TOO_DEEP = ("the records nest objects and arrays too deeply to merge their types (Spark's own inference overflows "
+             "its stack on a few hundred levels); give the schema (valueSchema)")
 
 
 class JsonInferenceError(FormatError, ValueError):
     """Inference cannot give a schema: a malformed record in FAILFAST mode, or a record Spark's inference
     fails on too. ``row`` is the record's index in the values given."""
 
-    def __init__(self, row: int, reason: str) -> None:
+    def __init__(self, row: int | None, reason: str) -> None:
         self.row = row
         self.reason = reason
-        super().__init__(f"record {row}: {reason}")
+        super().__init__(reason if row is None else f"record {row}: {reason}")
 
 
 def infer_schema(values, options: Mapping[str, Any] | InferenceOptions | None = None, **session) -> pa.StructType:
@@ -61,7 +63,10 @@ def infer_schema(values, options: Mapping[str, Any] | InferenceOptions | None = 
     Raises :class:`JsonInferenceError` (FAILFAST, or a record Spark cannot infer either) and
     :class:`~spark_kwire.formats.errors.SchemaError` for bad options."""
     opts = options if isinstance(options, InferenceOptions) else InferenceOptions.parse(options, **session)
-    return arrow_type(infer_type(values, opts))
+    try:
+        return arrow_type(infer_type(values, opts))
+    except RecursionError:
+        raise JsonInferenceError(None, _TOO_DEEP) from None
 
 
 def infer_type(values, opts: InferenceOptions) -> tuple:

@@ -51,9 +51,9 @@ class FastPath:
             return None  # nothing, a BOM, a comment, a top-level scalar: the Scanner's rules for them
         try:
             value, _end = self._decode(text, i)
+            return value if type(value) is tuple else self._list(value)
         except (ValueError, RecursionError, _Undecided):
             return None
-        return value if type(value) is tuple else self._list(value)
 
     # -- hooks: numbers become types as they are read --------------------------------------------------
     def _int(self, token: str) -> tuple:
