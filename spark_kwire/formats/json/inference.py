@@ -23,6 +23,7 @@ are merged); a top-level array of anything else, or a scalar, is not an object: 
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator, Mapping
 
 import pyarrow as pa
@@ -39,6 +40,8 @@ from .inference_types import (EMPTY_STRUCT, NULL, STRING, TIME, TIMESTAMP, TIMES
 __all__ = ["infer_schema", "InferenceOptions", "JsonInferenceError", "arrow_type"]
 
 _TIMESTAMP_UTC = pa.timestamp("us", tz="UTC")
+# What every string Spark's default timestamp and time parsers accept starts with (see inference_timestamps)
+_MAYBE_DATETIME = re.compile(r"T[0-9]|[\x00-\x20\x7f]*(?:[+-]?[0-9]{4}|[0-9]{1,2}:)")
 _TOO_DEEP = ("the records nest objects and arrays too deeply to merge their types (Spark's own inference overflows "
              "its stack on a few hundred levels); give the schema (valueSchema)")
 
@@ -127,15 +130,24 @@ def _string_typer(opts: InferenceOptions):
     if not opts.prefers_decimal and not opts.infer_timestamp:
         return lambda text: STRING if text else NULL
     zone = opts.time_zone
+    known: dict[str, tuple] = {}  # values repeat (statuses, cities...): each is parsed once
 
     def string_type(text: str) -> tuple:
+        found = known.get(text)
+        if found is None:
+            if len(known) > 100_000:
+                known.clear()
+            found = known[text] = _string_type(text)
+        return found
+
+    def _string_type(text: str) -> tuple:
         if not text:
             return NULL
         if opts.prefers_decimal:
             found = decimal_text(text)
             if found is not None and 0 <= found[1] <= found[0] <= 38:  # what DecimalType(p, s) accepts
                 return ("M", found[0], found[1])
-        if opts.infer_timestamp:
+        if opts.infer_timestamp and _MAYBE_DATETIME.match(text):
             if opts.time_type and is_time(text):
                 return TIME
             if opts.timestamp_ntz_default and is_timestamp_ntz(text):

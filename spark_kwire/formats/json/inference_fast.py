@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from operator import itemgetter
 
 from .inference_options import InferenceOptions
 from .inference_scan import MAX_NAME_BYTES, Malformed, Unreadable, number_type
@@ -21,6 +22,7 @@ __all__ = ["FastPath"]
 
 _WS = re.compile(r"[ \t\n\r]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_first = itemgetter(0)
 _NUMBER = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?)([0-9]+))?")
 
 
@@ -35,11 +37,13 @@ class FastPath:
         self.compatible = merger.compatible
         decoder = json.JSONDecoder(parse_float=self._float, parse_int=self._int, parse_constant=self._constant,
                                    object_pairs_hook=self._object, strict=not opts.allow_unquoted_control_chars)
-        self._decode = decoder.raw_decode
+        self._scan = decoder.scan_once
         self._bool = STRING if opts.primitives_as_string else BOOL
         self._limit = min(opts.max_num_len, opts.max_string_len)
         self._short_int = 0 if opts.primitives_as_string else min(18, opts.max_num_len)
         self._plain_floats = not opts.primitives_as_string and not opts.prefers_decimal
+        self._plain_strings = not opts.prefers_decimal and not opts.infer_timestamp
+        self._short_string = opts.max_string_len // 2  # no longer than this in UTF-16 either
         # The C scanner recurses once per nesting level: it must give up (RecursionError) before going deeper
         # than maxNestingDepth, which the Scanner checks.
         self.usable = opts.max_nesting_depth >= sys.getrecursionlimit()
@@ -50,9 +54,9 @@ class FastPath:
         if i >= len(text) or text[i] not in "{[":
             return None  # nothing, a BOM, a comment, a top-level scalar: the Scanner's rules for them
         try:
-            value, _end = self._decode(text, i)
-            return value if type(value) is tuple else self._list(value)
-        except (ValueError, RecursionError, _Undecided):
+            value, _end = self._scan(text, i)
+            return value if value.__class__ is tuple else self._list(value)
+        except (StopIteration, ValueError, RecursionError, _Undecided):
             return None
 
     # -- hooks: numbers become types as they are read --------------------------------------------------
@@ -83,23 +87,25 @@ class FastPath:
 
     # -- containers -----------------------------------------------------------------------------------
     def _object(self, pairs: list) -> tuple:
-        fields = []
-        for name, value in pairs:
-            if not name.isascii():
-                if _SURROGATE.search(name):
+        convert = self._type
+        fields = [(name, value if value.__class__ is tuple else convert(value)) for name, value in pairs]
+        names = "".join(map(_first, pairs))
+        ascii_names = names.isascii()
+        if not ascii_names or len(names) > MAX_NAME_BYTES:
+            for name, _ in pairs:
+                if not name.isascii() and _SURROGATE.search(name):
                     raise Malformed("lone surrogate in a field name")  # Jackson 2.21 refuses it
-                if len(name) * 4 > MAX_NAME_BYTES and len(name.encode("utf-8")) > MAX_NAME_BYTES:
+                if len(name) > MAX_NAME_BYTES // 4 and len(name.encode("utf-8")) > MAX_NAME_BYTES:
                     raise Malformed("field name longer than 50,000 bytes")
-            elif len(name) > MAX_NAME_BYTES:
-                raise Malformed("field name longer than 50,000 bytes")
-            fields.append((name, value if type(value) is tuple else self._type(value)))
-        return struct(fields)
+        return struct(fields, ascii_names)
 
     def _type(self, value) -> tuple:
-        kind = type(value)
+        kind = value.__class__
         if kind is str:
-            if len(value) * 2 > self.opts.max_string_len and utf16_length(value) > self.opts.max_string_len:
+            if len(value) > self._short_string and utf16_length(value) > self.opts.max_string_len:
                 raise Malformed(f"string longer than maxStringLen ({self.opts.max_string_len})")
+            if self._plain_strings:
+                return STRING if value else NULL
             return self.string_type(value)
         if kind is bool:
             return self._bool
@@ -113,5 +119,5 @@ class FastPath:
         element = NULL
         compatible, convert = self.compatible, self._type
         for value in values:
-            element = compatible(element, value if type(value) is tuple else convert(value))
+            element = compatible(element, value if value.__class__ is tuple else convert(value))
         return ("A", element)

@@ -171,6 +171,10 @@ class Scanner:
 
     def _skip_ws(self, i: int) -> int:
         text, n = self.text, self.n
+        if i < n:
+            c = text[i]
+            if c > " " and c != "/":
+                return i
         while True:
             i = _WS.match(text, i).end()
             if i >= n:
@@ -203,11 +207,16 @@ class Scanner:
         raise Malformed("'/' that does not start a comment")
 
     def _colon(self, i: int) -> int:
+        text, n = self.text, self.n
+        if i < n and text[i] == ":":
+            i += 1
+        else:
+            i = self._skip_ws(i)
+            if i >= n or text[i] != ":":
+                raise Malformed("expected ':' after a field name")
+            i += 1
         i = self._skip_ws(i)
-        if i >= self.n or self.text[i] != ":":
-            raise Malformed("expected ':' after a field name")
-        i = self._skip_ws(i + 1)
-        if i >= self.n:
+        if i >= n:
             raise Malformed("unexpected end of input")
         return i
 

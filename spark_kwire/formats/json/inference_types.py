@@ -15,6 +15,7 @@ A type is a small tuple, so that equal types compare and hash cheaply:
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 
 NULL = ("N",)
 BOOL = ("B",)
@@ -52,19 +53,20 @@ def _surrogates(ch: str) -> str:
     return chr(0xD800 | (code >> 10)) + chr(0xDC00 | (code & 0x3FF))
 
 
-def struct(fields: list) -> tuple:
-    """A struct of ``fields`` [(name, type)] in document order, sorted (stably) as Spark sorts them."""
+def struct(fields: list, ascii_names: bool | None = None) -> tuple:
+    """A struct of ``fields`` [(name, type)] in document order, sorted (stably) as Spark sorts them.
+    ``ascii_names``: whether all names are ASCII, when the caller knows."""
     if len(fields) > 1:
-        names = [name for name, _ in fields]
-        if "".join(names).isascii():
+        if ascii_names is None:
+            ascii_names = "".join(map(_first, fields)).isascii()
+        if ascii_names:
             fields.sort(key=_first)
         else:
             fields.sort(key=lambda f: name_key(f[0]))
     return ("R", tuple(fields))
 
 
-def _first(field):
-    return field[0]
+_first = itemgetter(0)
 
 
 class Merger:
