@@ -15,14 +15,14 @@ import pyarrow as pa
 __all__ = ["spark_ddl", "spark_json"]
 
 _SIMPLE = (
-    (pa.types.is_boolean, "BOOLEAN", "boolean"), (pa.types.is_int8, "TINYINT", "byte"),
-    (pa.types.is_int16, "SMALLINT", "short"), (pa.types.is_int32, "INT", "integer"),
-    (pa.types.is_int64, "BIGINT", "long"), (pa.types.is_float32, "FLOAT", "float"),
-    (pa.types.is_float64, "DOUBLE", "double"), (pa.types.is_string, "STRING", "string"),
-    (pa.types.is_large_string, "STRING", "string"), (pa.types.is_binary, "BINARY", "binary"),
-    (pa.types.is_large_binary, "BINARY", "binary"), (pa.types.is_date32, "DATE", "date"),
-    (pa.types.is_null, "VOID", "void"),
+    (pa.types.is_boolean, "boolean"), (pa.types.is_int8, "byte"), (pa.types.is_int16, "short"),
+    (pa.types.is_int32, "integer"), (pa.types.is_int64, "long"), (pa.types.is_float32, "float"),
+    (pa.types.is_float64, "double"), (pa.types.is_string, "string"), (pa.types.is_large_string, "string"),
+    (pa.types.is_binary, "binary"), (pa.types.is_large_binary, "binary"), (pa.types.is_date32, "date"),
+    (pa.types.is_null, "void"),
 )
+# DDL spells these differently from the JSON form
+_DDL_NAMES = {"byte": "TINYINT", "short": "SMALLINT", "integer": "INT", "long": "BIGINT"}
 
 
 def spark_ddl(schema: pa.StructType) -> str:
@@ -40,22 +40,14 @@ def _ddl_field(field: pa.Field, separator: str = " ") -> str:
 
 
 def _ddl_type(t: pa.DataType) -> str:
-    for test, ddl, _json in _SIMPLE:
-        if test(t):
-            return ddl
-    if pa.types.is_decimal(t):
-        return f"DECIMAL({t.precision},{t.scale})"
-    if pa.types.is_timestamp(t):
-        return "TIMESTAMP" if t.tz else "TIMESTAMP_NTZ"
-    if pa.types.is_time64(t):
-        return "TIME(6)"
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return f"ARRAY<{_ddl_type(t.value_type)}>"
     if pa.types.is_map(t):
         return f"MAP<{_ddl_type(t.key_type)}, {_ddl_type(t.item_type)}>"
     if pa.types.is_struct(t):
         return "STRUCT<" + ", ".join(_ddl_field(field, ": ") for field in t) + ">"
-    raise TypeError(f"Arrow type {t} has no Spark DDL")
+    name = _atomic(t)
+    return _DDL_NAMES.get(name, name.upper())
 
 
 def spark_json(schema: pa.StructType) -> str:
@@ -64,15 +56,6 @@ def spark_json(schema: pa.StructType) -> str:
 
 
 def _json_type(t: pa.DataType):
-    for test, _ddl, name in _SIMPLE:
-        if test(t):
-            return name
-    if pa.types.is_decimal(t):
-        return f"decimal({t.precision},{t.scale})"
-    if pa.types.is_timestamp(t):
-        return "timestamp" if t.tz else "timestamp_ntz"
-    if pa.types.is_time64(t):
-        return "time(6)"
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return {"type": "array", "elementType": _json_type(t.value_type), "containsNull": t.value_field.nullable}
     if pa.types.is_map(t):
@@ -81,4 +64,18 @@ def _json_type(t: pa.DataType):
     if pa.types.is_struct(t):
         return {"type": "struct", "fields": [
             {"name": f.name, "type": _json_type(f.type), "nullable": f.nullable, "metadata": {}} for f in t]}
+    return _atomic(t)
+
+
+def _atomic(t: pa.DataType) -> str:
+    """The name of a type that holds no other, as StructType.json() writes it (DDL: the same in capitals)."""
+    for test, name in _SIMPLE:
+        if test(t):
+            return name
+    if pa.types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    if pa.types.is_timestamp(t):
+        return "timestamp" if t.tz else "timestamp_ntz"
+    if pa.types.is_time64(t):
+        return "time(6)"
     raise TypeError(f"Arrow type {t} has no Spark type")
