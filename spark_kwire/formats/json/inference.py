@@ -17,6 +17,9 @@ Where this differs from ``spark.read.json``, by decision:
 * documents nested so deeply that Spark overflows its stack (a few hundred levels) are read up to
   ``maxNestingDepth``, as Jackson's limit says.
 
+Spark 4.0's parser (Jackson 2.18) accepts a lone escaped surrogate in a field name and a surrogate encoded in
+UTF-8, which Spark 4.1+ (Jackson 2.21) refuse: ``lenient_surrogates=True`` reads as 4.0 does.
+
 A top-level array of objects counts as several records, as in ``spark.read.json`` (its objects' fields
 are merged); a top-level array of anything else, or a scalar, is not an object: the corrupt-record column.
 """
@@ -117,7 +120,7 @@ class _DocumentReader:
         if isinstance(raw, str):
             text, bad = raw, None
         else:
-            text, bad = decode(raw)
+            text, bad = decode(raw, self.opts.lenient_surrogates)
         if bad is None and self.fast.usable:
             t = self.fast.document(text)
             if t is not None:
@@ -190,5 +193,10 @@ def arrow_type(t: tuple) -> pa.DataType:
         return pa.decimal128(t[1], t[2])
     if kind == "A":
         return pa.list_(pa.field("element", arrow_type(t[1]), nullable=True))
-    return pa.struct([pa.field(name, arrow_type(field), nullable=True) for name, field in t[1]])
+    return pa.struct([pa.field(_arrow_name(name), arrow_type(field), nullable=True) for name, field in t[1]])
+
+
+def _arrow_name(name: str) -> str:
+    """A name as Java writes it in UTF-8 (Arrow's schema): a lone surrogate (Jackson 2.18) becomes '?'."""
+    return name if name.isascii() else name.encode("utf-8", "replace").decode("utf-8")
 

@@ -93,9 +93,9 @@ class FastPath:
         ascii_names = names.isascii()
         if not ascii_names or len(names) > MAX_NAME_BYTES:
             for name, _ in pairs:
-                if not name.isascii() and _SURROGATE.search(name):
+                if not name.isascii() and not self.opts.lenient_surrogates and _SURROGATE.search(name):
                     raise Malformed("lone surrogate in a field name")  # Jackson 2.21 refuses it
-                if len(name) > MAX_NAME_BYTES // 4 and len(name.encode("utf-8")) > MAX_NAME_BYTES:
+                if len(name) > MAX_NAME_BYTES // 4 and len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
                     raise Malformed("field name longer than 50,000 bytes")
         return struct(fields, ascii_names)
 

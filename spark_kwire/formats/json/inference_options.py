@@ -26,7 +26,10 @@ class InferenceOptions:
       TIMESTAMP_NTZ for strings without a zone);
     * ``time_type``: ``spark.sql.timeType.enabled`` (Spark 4.1+; then inferTimestamp infers TIME for a time of
       day);
-    * ``case_sensitive``: ``spark.sql.caseSensitive``.
+    * ``case_sensitive``: ``spark.sql.caseSensitive``;
+    * ``lenient_surrogates``: the parser is Jackson 2.18 (Spark 4.0), which accepts an escaped surrogate
+      without its pair in a field name and a surrogate encoded in UTF-8; Jackson 2.21 (Spark 4.1+) refuses
+      both (the default).
     """
 
     primitives_as_string: bool = False
@@ -49,12 +52,13 @@ class InferenceOptions:
     timestamp_ntz_default: bool = False
     time_type: bool = False
     case_sensitive: bool = False
+    lenient_surrogates: bool = False
 
     @classmethod
     def parse(cls, options: Mapping[str, Any] | None = None, **session) -> "InferenceOptions":
         """Spark-named ``options`` (strings or Python values) plus the session facts as keywords
-        (``timestamp_ntz_default``, ``time_type``, ``case_sensitive``, ``time_zone`` for the session time
-        zone, ``column_name_of_corrupt_record`` for ``spark.sql.columnNameOfCorruptRecord``)."""
+        (``timestamp_ntz_default``, ``time_type``, ``case_sensitive``, ``lenient_surrogates``, ``time_zone`` for
+        the session time zone, ``column_name_of_corrupt_record`` for ``spark.sql.columnNameOfCorruptRecord``)."""
         given = {str(k).lower(): v for k, v in (options or {}).items()}
         defaults = cls(**session)
 
@@ -109,6 +113,7 @@ class InferenceOptions:
             timestamp_ntz_default=defaults.timestamp_ntz_default,
             time_type=defaults.time_type,
             case_sensitive=defaults.case_sensitive,
+            lenient_surrogates=defaults.lenient_surrogates,
         )
         result._check(given)
         return result

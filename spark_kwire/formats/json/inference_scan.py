@@ -290,17 +290,23 @@ class Scanner:
                 raise Malformed("bad \\u escape")
             code = int(text[i + 1:i + 5], 16)
             if is_name and 0xD800 <= code <= 0xDFFF:
-                # Jackson 2.21: an escaped surrogate in a name must be a high one followed by an escaped low one
-                if code >= 0xDC00 or text[i + 5:i + 7] != "\\u" or _HEX4.match(text, i + 7) is None:
-                    raise Malformed("broken surrogate pair in a field name")
-                low = int(text[i + 7:i + 11], 16)
-                if not 0xDC00 <= low <= 0xDFFF:
-                    raise Malformed("broken surrogate pair in a field name")
-                return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)), i + 11
+                return self._name_surrogate(code, i)
             return chr(code), i + 5
         if self.opts.allow_backslash_escaping_any_character or (c == "'" and self.opts.allow_single_quotes):
             return c, i + 1
         raise Malformed(f"unrecognized escape \\{c}")
+
+    def _name_surrogate(self, code: int, i: int) -> tuple[str, int]:
+        """An escaped surrogate (``code``, its escape at ``i``) in a field name: with the escaped low one after
+        it, the character they make. Alone, Jackson 2.21 refuses it; Jackson 2.18 keeps it as it is."""
+        text = self.text
+        low = int(text[i + 7:i + 11], 16) if (code < 0xDC00 and text[i + 5:i + 7] == "\\u"
+                                                 and _HEX4.match(text, i + 7)) else 0
+        if 0xDC00 <= low <= 0xDFFF:
+            return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)), i + 11
+        if not self.opts.lenient_surrogates:
+            raise Malformed("broken surrogate pair in a field name")
+        return chr(code), i + 5
 
     # -- scalars --------------------------------------------------------------------------------------
     def _scalar(self, i: int, root: bool) -> tuple[tuple, int]:

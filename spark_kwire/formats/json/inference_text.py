@@ -22,16 +22,16 @@ __all__ = ["decode", "java_identifier_part", "unquoted_name_char", "decimal_text
 BAD = "\ufffd"  # stands for bytes Jackson refuses; its position is what counts
 
 
-def decode(raw: bytes) -> tuple[str, int | None]:
+def decode(raw: bytes, lenient_surrogates: bool = False) -> tuple[str, int | None]:
     """``raw`` as text, and the index of the first character standing for bytes Jackson refuses (None when
-    all were accepted)."""
+    all were accepted). ``lenient_surrogates``: Jackson 2.18, which reads a surrogate encoded in UTF-8."""
     try:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError:
-        return _decode_like_jackson(raw)
+        return _decode_like_jackson(raw, lenient_surrogates)
 
 
-def _decode_like_jackson(raw: bytes) -> tuple[str, int | None]:
+def _decode_like_jackson(raw: bytes, lenient_surrogates: bool) -> tuple[str, int | None]:
     parts: list[str] = []
     length = 0
     i, n = 0, len(raw)
@@ -47,7 +47,7 @@ def _decode_like_jackson(raw: bytes) -> tuple[str, int | None]:
         length += len(text)
         if i >= n:
             break
-        ch, size = _jackson_char(raw, i)
+        ch, size = _jackson_char(raw, i, lenient_surrogates)
         if ch is None:  # the first byte Jackson refuses: whatever follows is never read
             parts.append(BAD)
             return "".join(parts), length
@@ -57,7 +57,7 @@ def _decode_like_jackson(raw: bytes) -> tuple[str, int | None]:
     return "".join(parts), None
 
 
-def _jackson_char(raw: bytes, i: int) -> tuple[str | None, int]:
+def _jackson_char(raw: bytes, i: int, lenient_surrogates: bool) -> tuple[str | None, int]:
     """The character Jackson decodes at ``raw[i]`` (a sequence Python's codec refuses) and its length in
     bytes, or (None, 0) when Jackson refuses it too."""
     b = raw[i]
@@ -76,7 +76,7 @@ def _jackson_char(raw: bytes, i: int) -> tuple[str | None, int]:
         if raw[j] & 0xC0 != 0x80:
             return None, 0
         code = (code << 6) | (raw[j] & 0x3F)
-    if needed == 2 and 0xD800 <= code <= 0xDFFF:
+    if needed == 2 and 0xD800 <= code <= 0xDFFF and not lenient_surrogates:
         return None, 0  # Jackson 2.21: "Invalid UTF-8: Illegal surrogate character"
     if code > 0x10FFFF:
         return "??", end - i  # Jackson yields two '?' for a code beyond Unicode
