@@ -60,7 +60,8 @@ def main() -> None:
 
     rng = random.Random(7)
     texts = [json.dumps(order(rng, i)) for i in range(args.records)]
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", "2g").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     jvm = spark.sparkContext._jvm

@@ -32,14 +32,6 @@ _LONG_AS_DECIMAL = ("M", 20, 0)  # DecimalType.forType(LongType)
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
-def decimal(precision: int, scale: int) -> tuple:
-    return ("M", precision, scale)
-
-
-def array(element: tuple) -> tuple:
-    return ("A", element)
-
-
 def name_key(name: str) -> str:
     """A key that orders names as Java's String.compareTo does: by UTF-16 code unit, so a character beyond
     U+FFFF (a surrogate pair, D800-DFFF) sorts before U+E000-U+FFFF."""

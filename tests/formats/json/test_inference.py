@@ -86,8 +86,9 @@ def test_inputs_of_every_kind_give_the_same_schema():
     are no documents."""
     texts = ['{"a":1}', None, '{"b":"x"}']
     expected = pa.struct([pa.field("a", pa.int64()), pa.field("b", pa.string())])
-    for values in (texts, [t.encode() if t else None for t in texts], pa.array(texts), pa.array(texts, pa.large_string()),
-                   pa.array([t.encode() if t else None for t in texts], pa.binary()),
+    encoded = [t.encode() if t else None for t in texts]
+    for values in (texts, encoded, pa.array(texts), pa.array(texts, pa.large_string()),
+                   pa.array(encoded, pa.binary()),
                    pa.chunked_array([pa.array(texts[:1]), pa.array(texts[1:])])):
         assert infer_schema(values) == expected
     assert infer_schema([None, None]) == pa.struct([])
