@@ -84,11 +84,12 @@ def sample_values(options: ReadOptions, side: str = "value", *, records_per_part
                     "those", what, timeout_ms, SAMPLE_BYTES >> 20, sampler.records, sampler.partitions_read,
                     len(ranges))
     if len(values) == 0:
-        if sampler.cut_short and not sampler.records:
+        if not sampler.records:
+            within = f" within samplingTimeoutMs={timeout_ms}" if sampler.cut_short else ""
+            retry = "Raise 'samplingTimeoutMs', or give" if sampler.cut_short else "Give"
             raise KwireOptionError(
-                f"Cannot infer the schema of {what}: no record could be fetched within samplingTimeoutMs="
-                f"{timeout_ms}{sampler.last_error_text()}. Raise 'samplingTimeoutMs', or give the schema with "
-                f"option '{side}Schema'.")
+                f"Cannot infer the schema of {what}: no record could be fetched{within}{sampler.last_error_text()}. "
+                f"{retry} the schema with option '{side}Schema'.")
         raise KwireOptionError(
             f"Cannot infer the schema of {what}: the {sampler.records} sampled record(s) all have a null {side}"
             f"{sampler.last_error_text()}. Give the schema with option '{side}Schema'.")
