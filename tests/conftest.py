@@ -132,7 +132,7 @@ def _spark_active_in_this_thread(request):
     """Spark finds a Python data source for a write (not for a read) through the *JVM thread's* active session.
     py4j serves a Python thread with a new JVM thread whenever it renews that thread's connection, and the new one
     has no active session: a write then fails with DATA_SOURCE_NOT_FOUND (CI met it once, mid-suite, on 4.3).
-    Make the session active for the thread each Spark test starts on, as the README tells users to."""
+    Make the session active for the thread each Spark test starts on, as docs/writing.md tells users to."""
     if "spark" in request.fixturenames:
         session = request.getfixturevalue("spark")
         session._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)

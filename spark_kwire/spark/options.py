@@ -439,7 +439,7 @@ class ReadOptions:
         if poll_timeout is not None and "default.api.timeout.ms" not in params:
             params["default.api.timeout.ms"] = poll_timeout
         # Spark's driver retries offset lookups fetchOffset.numRetries times; kwire's retry within
-        # kafka.default.api.timeout.ms instead (README). Their values are still checked, as Spark parses them.
+        # kafka.default.api.timeout.ms instead (docs/options.md). Their values are still checked, as Spark parses them.
         parse_non_negative_int(opts, "fetchOffset.numRetries")
         parse_non_negative_int(opts, "fetchOffset.retryIntervalMs")
         values, kafka = kafka_settings(params)

@@ -334,7 +334,7 @@ def test_options_refused_and_accepted_as_by_spark(spark, bootstrap, topics, case
 
 def test_deliberate_differences(spark, bootstrap, create_topic, topic_name, topics):
     """Where Spark's connector silently ignores an option (or an assigned partition), kwire refuses with a
-    message naming it, so that no option is accepted and ignored; README lists these."""
+    message naming it, so that no option is accepted and ignored; docs/options.md lists these."""
     t = topics["timed"]
     for options, says in [
         ({"subscribe": t, "groups": "billing"}, "Option 'groups' does not apply to a kwire read: .*metadata tables"),

@@ -47,7 +47,7 @@ def test_packing_keeps_every_offset_once_per_leader_contiguous(parts, target, br
         for piece in task.ranges:
             tp = (piece.topic, piece.partition)
             assert piece.size > 0
-            assert leader[tp] == task.leader  # one leader per task
+            assert leader[tp] == task.node  # one leader per task
             assert tp not in seen_in_task      # a partition is one contiguous piece within a task
             seen_in_task.add(tp)
             got.setdefault(tp, []).append((piece.start, piece.end))
@@ -62,7 +62,7 @@ def test_packing_keeps_every_offset_once_per_leader_contiguous(parts, target, br
     assert not got
     # Per leader: ceil(total / target) tasks whose sizes differ by at most one record.
     for b in set(leader.values()):
-        sizes = [t.size for t in packed if t.leader == b]
+        sizes = [t.size for t in packed if t.node == b]
         total = sum(r.size for r in ranges if leader[(r.topic, r.partition)] == b)
         assert len(sizes) == (math.ceil(total / target) if total else 0)
         if sizes:

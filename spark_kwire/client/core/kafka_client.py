@@ -59,6 +59,9 @@ class KafkaClient:
         # group id -> node id of its coordinator, as FindCoordinator answered (kept by the admin layer, here so
         # that every Admin(client) of this client shares it)
         self.coordinators: dict[str, int] = {}
+        # (topic, partition) -> where its fetches go with client.rack (kept by consumer/read_replica.py, here so
+        # that every reader of this client shares what the leaders said)
+        self.read_replicas: dict = {}
 
     # -- life cycle ------------------------------------------------------------------------------------
     def __enter__(self) -> "KafkaClient":
