@@ -37,7 +37,7 @@ def test_client_rack_is_read_from_the_kafka_setting():
     assert ClientConfig.from_kafka_options({"client.rack": " use1-az1 "}).client_rack == "use1-az1"
     assert ClientConfig.from_kafka_options({"client.rack": ""}).client_rack is None
     assert ClientConfig.from_kafka_options({}).client_rack is None
-    assert "client.rack" not in ClientConfig.from_kafka_options({"client.rack": "a"}).extra
+    assert "client.rack" not in ClientConfig.from_kafka_options({"client.rack": "a"}).ignored  # a field, honoured
 
 
 def test_without_client_rack_every_fetch_goes_to_the_leader_naming_no_rack(fake_broker):
