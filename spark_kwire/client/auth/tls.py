@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import socket
 import ssl
 import tempfile
+
 from spark_kwire.client.errors import ClientError, ConfigError
 from spark_kwire.client.settings.tls import TlsSettings
 

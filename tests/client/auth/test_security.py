@@ -23,7 +23,7 @@ from spark_kwire.client import Admin, ClientConfig, ConfigError, KafkaClient, Pr
 from spark_kwire.client.errors import is_retriable_error
 from spark_kwire.client.auth.security import (AuthenticationError, ScramClient, TlsError,
                                          security_hooks)
-from spark_kwire.client.settings.jaas import JaasConfig, parse_jaas_config
+from spark_kwire.client.settings.jaas import parse_jaas_config
 from spark_kwire.client.settings.secret import Secret
 from harness import KafkaCluster, Listener, generate_test_certificates
 
