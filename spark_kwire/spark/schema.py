@@ -39,8 +39,8 @@ def write_view_schema(types: Mapping[str, DataType], *, with_topic: bool) -> Str
     """The columns of a view that is only written (it names no topics to read): those of Spark's `kafka` sink in
     its documentation's order, 'topic' when the view names none. Key and value are strings (SQL's INSERT casts
     binary to string keeping its bytes, not string to binary), or of their schema's type when typed."""
-    fields = [StructField("key", types.get("key", StringType())), StructField("value", types.get("value", StringType())),
-              StructField("headers", HEADERS_TYPE)]
+    fields = [StructField(name, types.get(name, StringType())) for name in ("key", "value")]
+    fields.append(StructField("headers", HEADERS_TYPE))
     if with_topic:
         fields.append(StructField("topic", StringType()))
     return StructType(fields + [StructField("partition", IntegerType())])

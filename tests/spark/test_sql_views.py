@@ -140,11 +140,15 @@ def test_insert_overwrite_is_refused_and_writes_nothing(spark, bootstrap, target
 
 def test_options_are_judged_at_the_view_for_any_use_and_at_the_use_for_the_rest(spark, bootstrap, target):
     # wrong whatever the use: refused by CREATE VIEW
-    error = _sql_error(spark, f"CREATE TEMPORARY VIEW sql_bad USING kwire OPTIONS ({_options(bootstrap, subscribe=target, startingOffset='earliest')})")
+    def create(**options):
+        listed = _options(bootstrap, **options)
+        return _sql_error(spark, f"CREATE TEMPORARY VIEW sql_bad USING kwire OPTIONS ({listed})")
+
+    error = create(subscribe=target, startingOffset="earliest")
     assert "Unknown option 'startingoffset'" in error and "Did you mean 'startingOffsets'?" in error
-    error = _sql_error(spark, f"CREATE TEMPORARY VIEW sql_bad USING kwire OPTIONS ({_options(bootstrap, subscribe=target, startingOffsets='soonest')})")
+    error = create(subscribe=target, startingOffsets="soonest")
     assert "Option 'startingOffsets' must be 'earliest', 'latest'" in error
-    error = _sql_error(spark, f"CREATE TEMPORARY VIEW sql_bad USING kwire OPTIONS ({_options(bootstrap, topic=target, deliveryGuarantee='twice')})")
+    error = create(topic=target, deliveryGuarantee="twice")
     assert "deliveryGuarantee" in error and "exactly-once" in error
     # a read's option on a view that is only written: the view is made, the INSERT refuses it, naming why
     _view(spark, "sql_w", bootstrap, topic=target, startingOffsets="earliest")
@@ -165,7 +169,8 @@ _VIEW_HINT = "CREATE OR REPLACE TEMPORARY VIEW"
 
 
 def test_create_table_is_refused_at_once_with_the_view_to_use(spark, bootstrap, source_topic):
-    error = _sql_error(spark, f"CREATE TABLE sql_table USING kwire OPTIONS ({_options(bootstrap, subscribe=source_topic)})")
+    options = _options(bootstrap, subscribe=source_topic)
+    error = _sql_error(spark, f"CREATE TABLE sql_table USING kwire OPTIONS ({options})")
     assert "CREATE TABLE ... USING kwire is not supported" in error and _TABLE_ERROR in error and _VIEW_HINT in error
     assert not spark.catalog.tableExists("sql_table")
 
@@ -234,7 +239,8 @@ def test_secrets_in_a_views_options_stay_out_of_plans_descriptions_and_errors(sp
             "kafka.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required "
                                       "username=\"u\" password=\"JAASPW\";",
             "kafka.ssl.keystore.type": "PEM", "kafka.ssl.key.password": "KEYPW",
-            "kafka.ssl.keystore.key": "-----BEGIN ENCRYPTED PRIVATE KEY-----\nKEYDATA\n-----END ENCRYPTED PRIVATE KEY-----",
+            "kafka.ssl.keystore.key": "-----BEGIN ENCRYPTED PRIVATE KEY-----\nKEYDATA\n"
+                                      "-----END ENCRYPTED PRIVATE KEY-----",
             "kafka.ssl.keystore.certificate.chain": "-----BEGIN CERTIFICATE-----\nCERT\n-----END CERTIFICATE-----",
             "kafka.default.api.timeout.ms": "5000",
             "valueFormat": "avro", "valueSchema": '"string"', "schema.registry.url": "http://127.0.0.1:9",

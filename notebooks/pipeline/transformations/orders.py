@@ -8,7 +8,10 @@ The broker and topics come from the environment: KWIRE_BOOTSTRAP (default localh
 import os
 
 from pyspark import pipelines as dp
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+
+spark = SparkSession.active()  # the pipeline's session (Spark 4.3 also hands it to this file as `spark`; 4.1 does not)
 
 BOOTSTRAP = os.environ.get("KWIRE_BOOTSTRAP", "localhost:9092")
 ORDERS = os.environ.get("KWIRE_ORDERS_TOPIC", "orders")
@@ -18,7 +21,7 @@ OUT = os.environ.get("KWIRE_OUT_TOPIC", "orders_checked")
 @dp.table(comment="Every record of the orders topic, once: a streaming table fed by kwire. Its checkpoint (under "
                   "the spec's storage) remembers the offsets read, so a new run reads only new records.")
 def orders_raw():
-    return (spark.readStream.format("kwire")  # noqa: F821 - `spark` is the pipeline's session
+    return (spark.readStream.format("kwire")
             .option("kafka.bootstrap.servers", BOOTSTRAP)
             .option("subscribe", ORDERS)
             .option("startingOffsets", "earliest")
@@ -30,7 +33,7 @@ def orders_raw():
 
 @dp.materialized_view(comment="Records and last offset per Kafka partition, recomputed on each run.")
 def orders_per_partition():
-    return (spark.read.table("orders_raw")  # noqa: F821
+    return (spark.read.table("orders_raw")
             .groupBy("partition")
             .agg(F.count("*").alias("records"), F.max("offset").alias("last_offset")))
 
@@ -43,6 +46,6 @@ dp.create_sink("orders_checked_sink", format="kwire",
 
 @dp.append_flow(target="orders_checked_sink")
 def orders_to_kafka():
-    return (spark.readStream.table("orders_checked")  # noqa: F821 - the SQL streaming table (orders.sql)
+    return (spark.readStream.table("orders_checked")  # the SQL streaming table (orders.sql)
             .select(F.col("order_id").alias("key"),
                     F.to_json(F.struct("order_id", "amount", "country", "large")).alias("value")))
