@@ -262,3 +262,35 @@ def test_secrets_in_a_views_options_stay_out_of_plans_descriptions_and_errors(sp
         assert "ssl" in error.lower() and not [s for s in secrets if s in error], error[-3000:]
     finally:
         spark.conf.unset("spark.sql.redaction.options.regex")
+
+
+ORDER = {"type": "record", "name": "Order", "namespace": "sql.views",
+         "fields": [{"name": "id", "type": "long"}, {"name": "country", "type": "string"}]}
+
+
+def test_typed_views_read_and_write_avro_through_the_registry(spark, bootstrap, create_topic):
+    """A view with valueFormat=avro reads a topic confluent-kafka's serializer wrote, its value typed by the
+    subject's schema; a view naming a topic and the schema inline is written with INSERT INTO, and registers it
+    (confluent-kafka's deserializer reads the records back)."""
+    from tests.spark.typed_fixtures import consume_avro, produce_avro, the_registry
+
+    registry = the_registry()
+    source, target = (create_topic(f"sql-avro-{uuid.uuid4().hex[:8]}") for _ in range(2))
+    produce_avro(bootstrap, source, registry.url, ORDER, [{"id": i, "country": "FR"} for i in range(4)])
+    _view(spark, "sql_avro_in", bootstrap, subscribe=source, valueFormat="avro",
+          **{"schema.registry.url": registry.url})
+    assert spark.table("sql_avro_in").schema["value"].dataType.simpleString() == "struct<id:bigint,country:string>"
+    assert sorted(r[0] for r in spark.sql("SELECT value.id FROM sql_avro_in").collect()) == [0, 1, 2, 3]
+
+    _view(spark, "sql_avro_out", bootstrap, topic=target, valueFormat="avro", valueSchema=json.dumps(ORDER),
+          **{"schema.registry.url": registry.url, "auto.register.schemas": "true"})
+    assert spark.table("sql_avro_out").columns == ["key", "value", "headers", "partition"]
+    spark.sql("INSERT INTO sql_avro_out SELECT CAST(value.id AS STRING), named_struct('id', value.id + 10, "
+              "'country', 'DE'), NULL, NULL FROM sql_avro_in")
+    got = consume_avro(bootstrap, target, registry.url, 4)
+    assert sorted((k, v["id"], v["country"]) for k, v in got) == [(str(i).encode(), i + 10, "DE") for i in range(4)]
+    # a schema derived from the rows written cannot type a view's columns
+    derived = _options(bootstrap, topic=target, valueFormat="avro",
+                       **{"schema.registry.url": registry.url, "auto.register.schemas": "true"})
+    error = _sql_error(spark, f"CREATE TEMPORARY VIEW sql_avro_bad USING kwire OPTIONS ({derived})")
+    assert "A view's columns are fixed when it is defined" in error and "valueSchema" in error
