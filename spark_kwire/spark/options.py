@@ -131,6 +131,21 @@ def _reject_unknown(options: Mapping[str, str], known: list[str], what: str,
         )
 
 
+# Options no use of kwire takes: refused when the options are judged before Spark says which use follows.
+_NOT_FOR_ANY_USE = {**{k: _NOT_FOR_READS[k] for k in ("groups", "grouppattern", "checkpointlocation", "queryname")},
+                    "path": "kwire takes no path: name the topics with 'subscribe', 'subscribePattern' or 'assign' "
+                            "to read, with 'topic' (or a 'topic' column) to write",
+                    "paths": "kwire takes no path"}
+
+
+def reject_unknown_for_any_use(options: Mapping[str, str]) -> None:
+    """Refuse options that no use of kwire accepts. This is the level a temporary view's options (and load()'s)
+    are judged at, before Spark says whether a read or a write follows; read-only and write-only options are
+    judged when one happens."""
+    known = sorted(set(BATCH_READ_OPTIONS + STREAM_READ_OPTIONS + WRITE_OPTIONS + ["metadata"]), key=str.lower)
+    _reject_unknown({k.lower(): v for k, v in options.items()}, known, "a kwire read or write", _NOT_FOR_ANY_USE)
+
+
 def kafka_params(options: Mapping[str, str], *, for_write: bool = False) -> dict[str, str]:
     """The `kafka.*` options with the prefix removed, after refusing those Spark's kafka source refuses; values of
     sensitive settings are wrapped in :class:`~spark_kwire.client.settings.secret.Secret`."""
