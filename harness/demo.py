@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         stream_s = time.monotonic() - started
 
         print("Summary (wall times include starting Spark's Python workers; for throughput against Spark's own\n"
-              "connector run `make bench`, see README 'Speed, measured')")
+              "connector run `make bench`, see docs/performance.md)")
         print(f"  written : {args.rows:>9,} rows in {write_s:6.2f}s")
         print(f"  read    : {read_count:>9,} rows in {read_s:6.2f}s")
         print(f"  streamed: {streamed:>9,} rows in {stream_s:6.2f}s  ({batches} micro-batches, Trigger.AvailableNow)")

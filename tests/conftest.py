@@ -96,7 +96,7 @@ def spark_kerberos_files(tmp_path_factory) -> dict:
 
 
 @pytest.fixture(scope="session")
-def spark(read_stats_dir, spark_kerberos_files):
+def spark(read_stats_dir, spark_kerberos_files, tmp_path_factory):
     """A local[2] Spark session with Spark's built-in Kafka connector (the batch oracle) and spark-avro (the
     oracle of Avro types) on spark.jars."""
     from pyspark.sql import SparkSession
@@ -110,6 +110,8 @@ def spark(read_stats_dir, spark_kerberos_files):
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.session.timeZone", "UTC")
+        # catalog tables (tests/spark/test_sql_views.py) go here, not into a spark-warehouse folder in the cwd
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
         .config("spark.ui.showConsoleProgress", "false")
         # Python workers on a loaded 2-core machine can take longer than the 15 s default to connect back.
         .config("spark.python.authenticate.socketTimeout", "120s")
@@ -132,7 +134,7 @@ def _spark_active_in_this_thread(request):
     """Spark finds a Python data source for a write (not for a read) through the *JVM thread's* active session.
     py4j serves a Python thread with a new JVM thread whenever it renews that thread's connection, and the new one
     has no active session: a write then fails with DATA_SOURCE_NOT_FOUND (CI met it once, mid-suite, on 4.3).
-    Make the session active for the thread each Spark test starts on, as the README tells users to."""
+    Make the session active for the thread each Spark test starts on, as docs/writing.md tells users to."""
     if "spark" in request.fixturenames:
         session = request.getfixturevalue("spark")
         session._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)

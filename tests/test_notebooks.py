@@ -293,7 +293,7 @@ def test_databricks_notebook_runs(spark, scram_ssl_kafka, tmp_path):
     assert len(lag_rows) == 3
     if READ_LIMIT_API:
         assert all(r["lag"] == 0 for r in lag_rows), lag_rows
-    else:  # Spark < 4.2: the run's only batch is committed to the group when the next run starts (README)
+    else:  # Spark < 4.2: the run's only batch is committed to the group when the next run starts (docs/streaming.md)
         assert all(r["committed_offset"] == 0 for r in lag_rows), lag_rows
     assert sum(r["latest_offset"] for r in lag_rows) == 1000
     assert SCRAM_PASSWORD not in repr(displayed)

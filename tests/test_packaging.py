@@ -46,7 +46,7 @@ def test_wheel_holds_only_the_library(wheel):
                                         or n.startswith(dist_info))]
     assert not outside, f"the wheel holds files outside the library: {outside}"
     assert "pyspark_kwire.py" in names and "spark_kwire/client/core/kafka_client.py" in names
-    assert not [n for n in names if re.search(r"(^|/)(harness|tests|benchmarks|notebooks)/", n)]
+    assert not [n for n in names if re.search(r"(^|/)(harness|tests|benchmarks|notebooks|docs|conf)/", n)]
     assert not [n for n in names if n.endswith((".pyc", ".nbi", ".nbc"))], "compiled caches in the wheel"
 
 

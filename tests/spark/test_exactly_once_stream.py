@@ -17,8 +17,8 @@ from tests.spark.test_exactly_once_write import _consume
 def _run_available_now(spark, bootstrap, source, sink, checkpoint, **options):
     """Runs the stream until everything in `source` is written, in micro-batches of at most 700 offsets: with
     Trigger.AvailableNow where Spark gives Python sources the ReadLimit API (4.2+); before that, where such a
-    run reads one capped batch (README, Spark releases), as the README's workaround does: a processing-time
-    trigger, processAllAvailable(), stop()."""
+    run reads one capped batch (docs/streaming.md, AvailableNow before Spark 4.2), as its workaround does: a
+    processing-time trigger, processAllAvailable(), stop()."""
     stream = (spark.readStream.format("kwire").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", source).option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "700")
               .load().select("key", F.concat(F.lit("out-"), F.col("value").cast("string")).alias("value")))

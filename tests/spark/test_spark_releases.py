@@ -196,7 +196,7 @@ def test_a_refused_stream_option_reaches_the_user_readably(spark, bootstrap, wri
 
 def test_write_from_a_thread_pool_with_the_active_session_set(spark, bootstrap, create_topic):
     """PySpark (4.3 at least) loses Python data sources in writes started from another thread unless that
-    thread sets the active session first: the README's workaround, kept working here on every release."""
+    thread sets the active session first: docs/writing.md's workaround, kept working here on every release."""
     topic = create_topic(f"releases-thread-{uuid.uuid4().hex[:8]}")
     errors = []
 

@@ -59,7 +59,7 @@ def _run_typed_exactly_once(spark, bootstrap, registry_url, source, sink, checkp
     if READ_LIMIT_API:
         query = writer.trigger(availableNow=True).start()
         query.awaitTermination(300)
-    else:  # Spark 4.0/4.1 run AvailableNow as one capped batch (README): the processing-time way
+    else:  # Spark 4.0/4.1 run AvailableNow as one capped batch (docs/streaming.md): the processing-time way
         query = writer.trigger(processingTime="200 milliseconds").start()
         try:
             query.processAllAvailable()

@@ -1,6 +1,6 @@
 """The record kernels in plain Python: the fallback when numba is missing, fails to import, or
 ``KWIRE_NO_NUMBA`` asks for it. Same functions, arguments and results as ``jit``, file for file; per-record
-work runs in the interpreter (with numpy for whole-array steps), so it is many times slower: see the README.
+work runs in the interpreter (with numpy for whole-array steps), so it is many times slower: see docs/performance.md.
 """
 
 from .crc import HW_CRC32C, crc32_range, crc32c_range
