@@ -41,7 +41,8 @@ _READ_COMMON = [
 _STREAM_ONLY_IGNORED_IN_BATCH = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"]
 BATCH_READ_OPTIONS = _READ_COMMON + ["endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"] + \
     _STREAM_ONLY_IGNORED_IN_BATCH
-STREAM_READ_OPTIONS = _READ_COMMON + _STREAM_ONLY_IGNORED_IN_BATCH + ["commitOffsetsToGroup", "startingOffsetsGroup"]
+STREAM_READ_OPTIONS = _READ_COMMON + _STREAM_ONLY_IGNORED_IN_BATCH + ["commitOffsetsToGroup", "startingOffsetsGroup",
+                                                                       *typed_options.JSON_STREAM_OPTIONS]
 WRITE_OPTIONS = ["topic", "deliveryGuarantee", "transactionalIdPrefix", *DELEGATION_TOKEN_OPTIONS,
                  *typed_options.TYPED_WRITE_OPTIONS]
 # What Spark itself puts into a stream writer's options (a reader's and a batch writer's get none).
@@ -65,7 +66,7 @@ _NOT_FOR_READS = {
 }
 _NOT_FOR_BATCH_READS = {
     "commitoffsetstogroup": "it applies to streaming reads (readStream) only",
-    "startingoffsetsgroup": "it applies to streaming reads (readStream) only",
+    "startingoffsetsgroup": "it applies to streaming reads (readStream) only", **typed_options.TYPED_NOT_FOR_BATCH_READS,
 }
 _NOT_FOR_STREAM_READS = {
     "metadata": "the metadata tables (topics, partitions, groups, group_offsets) are batch-only snapshots of the "
