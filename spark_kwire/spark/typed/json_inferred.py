@@ -15,6 +15,7 @@ inferTimestamp, which kwire does not take. The time zone is the ``timeZone`` opt
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pyarrow as pa
@@ -119,8 +120,9 @@ def record_first_version(typed: TypedOptions) -> TypedOptions:
         return typed
     schemas = {r.spec.side: r.schema for r in typed.resolved if r.spec.format == "json" and r.spec.schema is None}
     found = latest(evolution.location)
-    if found is not None and found[0] == evolution.version and set(schemas) <= set(found[1]):
-        return typed
+    if found is not None and all(side in found[1] and json.loads(found[1][side]) == json.loads(text)
+                                 for side, text in schemas.items()):
+        return replace(typed, evolution=replace(evolution, version=found[0]))  # what the latest version holds
     if found is not None and found[0] != evolution.version:
         raise KwireSchemaError(
             f"The schemaLocation {evolution.location!r} got schema version {found[0]} after this DataFrame was "
