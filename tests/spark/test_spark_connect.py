@@ -283,6 +283,19 @@ def test_kwire_over_spark_connect_without_any_jar(connect_server, bootstrap, cre
         consumer.close()
 
 
+def _run_client(python, script: str, cfg: dict, tmp_path, server_log, what: str) -> dict:
+    """Runs a Connect client script of the fresh env with ``cfg``; the dict it prints after RESULT."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYTHONPATH")}
+    done = subprocess.run([str(python), "-c", script, json.dumps(cfg)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
+    result_lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode != 0 or not result_lines:
+        server_tail = "\n".join(server_log.read_text(errors="replace").splitlines()[-30:])
+        pytest.fail(f"{what} Connect client failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+                    f"\n--- server log tail ---\n{server_tail}")
+    return json.loads(result_lines[-1][len("RESULT "):])
+
+
 TYPED_CLIENT = textwrap.dedent('''
     import json, sys
     from pyspark.sql import SparkSession
@@ -319,15 +332,7 @@ def test_typed_avro_over_spark_connect_without_any_jar(connect_server, bootstrap
     produce_avro(bootstrap, topic, registry.url, schema,
                  [{"id": i, "item": f"item-{i}", "price": Decimal(f"{i}.99")} for i in range(40)], partitions=2)
     cfg = {"port": port, "bootstrap": bootstrap, "registry": registry.url, "topic": topic, "out": out_topic}
-    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYTHONPATH")}
-    done = subprocess.run([str(python), "-c", TYPED_CLIENT, json.dumps(cfg)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
-    result_lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not result_lines:
-        server_tail = "\n".join(server_log.read_text(errors="replace").splitlines()[-30:])
-        pytest.fail(f"typed Connect client failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
-                    f"\n--- server log tail ---\n{server_tail}")
-    out = json.loads(result_lines[-1][len("RESULT "):])
+    out = _run_client(python, TYPED_CLIENT, cfg, tmp_path, server_log, "typed")
     assert out["value_type"] == "struct<id:bigint,item:string,price:decimal(6,2)>"
     assert out["rows"] == [[i, f"item-{i}", f"{i}.99"] for i in range(40)]
     assert out["written"] == [[i, f"ITEM-{i}"] for i in range(40)]
@@ -382,15 +387,7 @@ def test_json_schema_evolution_over_spark_connect(connect_server, bootstrap, cre
                     for p in range(2) for i in range(10)])
     cfg = {"port": port, "bootstrap": bootstrap, "topic": topic, "location": str(tmp_path / "schema"),
            "sink": str(tmp_path / "sink"), "checkpoint": str(tmp_path / "cp")}
-    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYTHONPATH")}
-    done = subprocess.run([str(python), "-c", JSON_EVOLUTION_CLIENT, json.dumps(cfg)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
-    result_lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not result_lines:
-        server_tail = "\n".join(server_log.read_text(errors="replace").splitlines()[-30:])
-        pytest.fail(f"JSON Connect client failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
-                    f"\n--- server log tail ---\n{server_tail}")
-    out = json.loads(result_lines[-1][len("RESULT "):])
+    out = _run_client(python, JSON_EVOLUTION_CLIENT, cfg, tmp_path, server_log, "JSON")
     assert out["first_type"] == "struct<id:bigint,name:string>"
     assert "schemaEvolutionMode=addNewColumns recorded the wider schema as version 1" in out["stopped"]
     assert out["second_type"] == "struct<id:bigint,name:string,extra:double>"

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from spark_kwire.spark.errors import KwireOptionError
+from spark_kwire.spark.option_values import parse_positive_int
 
 __all__ = ["Evolution", "MODES", "ADD_NEW_COLUMNS", "RESCUE", "FAIL_ON_NEW_COLUMNS", "NONE", "DEFAULT_RESCUED_COLUMN",
            "parse_evolution", "parse_sampling", "refuse_without_json", "DEFAULT_SAMPLING_RECORDS",
@@ -57,19 +58,6 @@ def refuse_without_json(opts: Mapping[str, Any]) -> None:
                                    f"'keyFormat') to json and leave out 'valueSchema' ('keySchema').")
 
 
-def _positive(opts: Mapping[str, Any], name: str, default: int) -> int:
-    raw = opts.get(name.lower())
-    if raw is None:
-        return default
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise KwireOptionError(f"Option '{name}' must be a positive whole number, got {raw!r}.")
-    return value
-
-
 def parse_sampling(opts: Mapping[str, Any], sides) -> tuple[int, int]:
     """(records per partition, time bound in ms) of the inference at load()."""
     inferred = [s for s in sides if s.format == "json" and s.schema is None]
@@ -77,8 +65,8 @@ def parse_sampling(opts: Mapping[str, Any], sides) -> tuple[int, int]:
         for name in _NAMES[:2]:
             if name.lower() in opts:
                 _refuse_with_schemas(name, sides)
-    return (_positive(opts, "samplingRecords", DEFAULT_SAMPLING_RECORDS),
-            _positive(opts, "samplingTimeoutMs", DEFAULT_SAMPLING_TIMEOUT_MS))
+    return (parse_positive_int(opts, "samplingRecords", DEFAULT_SAMPLING_RECORDS),
+            parse_positive_int(opts, "samplingTimeoutMs", DEFAULT_SAMPLING_TIMEOUT_MS))
 
 
 def _refuse_with_schemas(name: str, sides) -> None:
