@@ -19,6 +19,12 @@ pytestmark = pytest.mark.timeout(600)
 
 V1 = [(p, {"id": p * 100 + i, "name": f"n{p}-{i}"}) for p in range(2) for i in range(10)]
 V2 = [(p, {"id": p * 100 + i, "name": f"n{p}-{i}", "extra": i * 1.5}) for p in range(2) for i in range(10, 15)]
+MISFIT = {"id": "oops", "name": "m"}  # an id of another type, produced after load(): no new field
+V2.append((0, MISFIT))
+
+
+def _as_text(pairs) -> list[str]:
+    return sorted(json.dumps(p) for p in pairs)
 
 
 @pytest.fixture(scope="module")
@@ -93,11 +99,13 @@ def test_add_new_columns_stops_then_restarts_with_the_new_field_exactly_once(spa
     assert [f["name"] for f in recorded["value"]["fields"]] == ["id", "name", "extra"]
     again = stream(spark, bootstrap, topic, schemaLocation=str(location), maxOffsetsPerTrigger=20)
     assert again.schema["value"].dataType.simpleString() == "struct<id:bigint,name:string,extra:double>"
-    assert run(again.select("partition", "offset", "value.*"), tmp_path / "cp", rows) is None
+    assert run(again.select("partition", "offset", "value.*", "_corrupt_record.error"), tmp_path / "cp", rows) is None
     by_offset = [(r.partition, r.offset) for r in rows]
-    assert sorted(by_offset) == [(p, o) for p in range(2) for o in range(15)]  # each record once
-    assert sorted((r.id, r.asDict().get("extra")) for r in rows) == sorted(
-        (doc["id"], doc.get("extra")) for _p, doc in V1 + V2)
+    assert sorted(by_offset) == sorted([(p, o) for p in range(2) for o in range(15)] + [(0, 15)])  # each once
+    assert _as_text((r.id, r.asDict().get("extra")) for r in rows) == _as_text(
+        (None if doc is MISFIT else doc["id"], doc.get("extra")) for _p, doc in V1 + V2)
+    # the id of another type reads as from_json reads it (null, the record in the corrupt-record column)
+    assert [r.error for r in rows if r.offset == 15] == ["value: JSON value of another type than the schema's (field id)"]
 
 
 def test_rescue_fail_on_new_columns_and_none(frames, produce_v2, tmp_path):
@@ -107,15 +115,17 @@ def test_rescue_fail_on_new_columns_and_none(frames, produce_v2, tmp_path):
     produce_v2()
     rescued: list = []
     assert run(rescue.select("offset", "value.*"), tmp_path / "cp-rescue", rescued) is None
-    assert sorted((r.id, r._rescued_data and json.loads(r._rescued_data)) for r in rescued) == sorted(
-        (d["id"], {"extra": d["extra"]} if "extra" in d else None) for _p, d in V1 + V2)
+    assert _as_text((r.id, r._rescued_data and json.loads(r._rescued_data)) for r in rescued) == _as_text(
+        (None, {"id": "oops"}) if d is MISFIT else (d["id"], {"extra": d["extra"]} if "extra" in d else None)
+        for _p, d in V1 + V2)
     error = run(failing.select("value.*"), tmp_path / "cp-fail", [])
     assert error is not None and "schemaEvolutionMode=failOnNewColumns stops the query and keeps the schema" in \
         str(error)
     assert sorted(os.listdir(folder / "fail" / "_schemas")) == ["0"]  # nothing recorded
     dropped: list = []
     assert run(dropping.select("value.*"), tmp_path / "cp-none", dropped) is None
-    assert sorted(tuple(r) for r in dropped) == sorted((d["id"], d["name"]) for _p, d in V1 + V2)
+    assert _as_text(tuple(r) for r in dropped) == _as_text((None if d is MISFIT else d["id"], d["name"])
+                                                          for _p, d in V1 + V2)
 
 
 def test_stream_options_are_judged(spark, bootstrap, topic):
