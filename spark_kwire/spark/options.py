@@ -67,7 +67,8 @@ _NOT_FOR_READS = {
 }
 _NOT_FOR_BATCH_READS = {
     "commitoffsetstogroup": "it applies to streaming reads (readStream) only",
-    "startingoffsetsgroup": "it applies to streaming reads (readStream) only", **typed_options.TYPED_NOT_FOR_BATCH_READS,
+    "startingoffsetsgroup": "it applies to streaming reads (readStream) only",
+    **typed_options.TYPED_NOT_FOR_BATCH_READS,
 }
 _NOT_FOR_STREAM_READS = {
     "metadata": "the metadata tables (topics, partitions, groups, group_offsets) are batch-only snapshots of the "

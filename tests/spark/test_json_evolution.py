@@ -99,13 +99,15 @@ def test_add_new_columns_stops_then_restarts_with_the_new_field_exactly_once(spa
     assert [f["name"] for f in recorded["value"]["fields"]] == ["id", "name", "extra"]
     again = stream(spark, bootstrap, topic, schemaLocation=str(location), maxOffsetsPerTrigger=20)
     assert again.schema["value"].dataType.simpleString() == "struct<id:bigint,name:string,extra:double>"
-    assert run(again.select("partition", "offset", "value.*", "_corrupt_record.error"), tmp_path / "cp", rows) is None
+    assert run(again.select("partition", "offset", "value.*", "_corrupt_record.error"), tmp_path / "cp",
+               rows) is None
     by_offset = [(r.partition, r.offset) for r in rows]
     assert sorted(by_offset) == sorted([(p, o) for p in range(2) for o in range(15)] + [(0, 15)])  # each once
     assert _as_text((r.id, r.asDict().get("extra")) for r in rows) == _as_text(
         (None if doc is MISFIT else doc["id"], doc.get("extra")) for _p, doc in V1 + V2)
     # the id of another type reads as from_json reads it (null, the record in the corrupt-record column)
-    assert [r.error for r in rows if r.offset == 15] == ["value: JSON value of another type than the schema's (field id)"]
+    assert [r.error for r in rows if r.offset == 15] == [
+        "value: JSON value of another type than the schema's (field id)"]
 
 
 def test_rescue_fail_on_new_columns_and_none(frames, produce_v2, tmp_path):

@@ -358,7 +358,8 @@ JSON_EVOLUTION_CLIENT = textwrap.dedent('''
     out["first_type"] = frame.schema["value"].dataType.simpleString()
     query.processAllAvailable()
     late = [(json.dumps({"id": p * 100 + 10, "name": "late", "extra": 2.5}), p) for p in range(2)]
-    (spark.createDataFrame(late, "value string, partition int").selectExpr("CAST(value AS BINARY) AS value", "partition")
+    (spark.createDataFrame(late, "value string, partition int")
+       .selectExpr("CAST(value AS BINARY) AS value", "partition")
        .write.format("kwire").option("kafka.bootstrap.servers", cfg["bootstrap"]).option("topic", cfg["topic"])
        .mode("append").save())
     try:
