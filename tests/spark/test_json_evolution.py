@@ -97,6 +97,9 @@ def test_add_new_columns_stops_then_restarts_with_the_new_field_exactly_once(spa
     assert "`extra` DOUBLE" in str(error)
     recorded = json.loads((location / "_schemas" / "1").read_text())
     assert [f["name"] for f in recorded["value"]["fields"]] == ["id", "name", "extra"]
+    stale = run(first.select("partition", "offset", "value.*"), tmp_path / "cp", rows)  # the old DataFrame again
+    assert "recorded after this DataFrame was defined" in str(stale) and \
+        "define the DataFrame again (load())" in str(stale)
     again = stream(spark, bootstrap, topic, schemaLocation=str(location), maxOffsetsPerTrigger=20)
     assert again.schema["value"].dataType.simpleString() == "struct<id:bigint,name:string,extra:double>"
     assert run(again.select("partition", "offset", "value.*", "_corrupt_record.error"), tmp_path / "cp",

@@ -124,10 +124,12 @@ def record_first_version(typed: TypedOptions) -> TypedOptions:
                                  for side, text in schemas.items()):
         return replace(typed, evolution=replace(evolution, version=found[0]))  # what the latest version holds
     if found is not None and found[0] != evolution.version:
+        defined = "when it held none" if evolution.version is None else f"with version {evolution.version}"
         raise KwireSchemaError(
-            f"The schemaLocation {evolution.location!r} got schema version {found[0]} after this DataFrame was "
-            f"defined (with version {evolution.version}): another query records schemas there. Give each stream its "
-            f"own schemaLocation, and define the DataFrame again (load()) to read with the latest version.")
+            f"The schemaLocation {evolution.location!r} holds schema version {found[0]}, recorded after this "
+            f"DataFrame was defined ({defined}) (a micro-batch met new fields, or another query "
+            f"records schemas there): define the DataFrame again (load()) to read with the latest version. Give "
+            f"each stream its own schemaLocation.")
     number = record(evolution.location, schemas, evolution.version)
     if number is None:
         raise KwireSchemaError(f"Another query recorded a schema in {evolution.location!r} (schemaLocation) while "
