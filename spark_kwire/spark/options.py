@@ -20,6 +20,7 @@ from spark_kwire.client.settings.parse import OptionValues, RefusedSettingError,
     describe_ignored, parse_options
 from spark_kwire.client.settings.secret import Secret, is_sensitive_key
 from spark_kwire.spark.errors import KwireOptionError
+from spark_kwire.spark.option_values import parse_positive_int
 from spark_kwire.spark.sasl_options import DELEGATION_TOKEN_OPTIONS, check_security_options, parse_delegation_token
 from spark_kwire.spark.typed import options as typed_options
 
@@ -41,7 +42,8 @@ _READ_COMMON = [
 _STREAM_ONLY_IGNORED_IN_BATCH = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"]
 BATCH_READ_OPTIONS = _READ_COMMON + ["endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"] + \
     _STREAM_ONLY_IGNORED_IN_BATCH
-STREAM_READ_OPTIONS = _READ_COMMON + _STREAM_ONLY_IGNORED_IN_BATCH + ["commitOffsetsToGroup", "startingOffsetsGroup"]
+STREAM_READ_OPTIONS = _READ_COMMON + _STREAM_ONLY_IGNORED_IN_BATCH + ["commitOffsetsToGroup", "startingOffsetsGroup",
+                                                                       *typed_options.JSON_STREAM_OPTIONS]
 WRITE_OPTIONS = ["topic", "deliveryGuarantee", "transactionalIdPrefix", *DELEGATION_TOKEN_OPTIONS,
                  *typed_options.TYPED_WRITE_OPTIONS]
 # What Spark itself puts into a stream writer's options (a reader's and a batch writer's get none).
@@ -66,6 +68,7 @@ _NOT_FOR_READS = {
 _NOT_FOR_BATCH_READS = {
     "commitoffsetstogroup": "it applies to streaming reads (readStream) only",
     "startingoffsetsgroup": "it applies to streaming reads (readStream) only",
+    **typed_options.TYPED_NOT_FOR_BATCH_READS,
 }
 _NOT_FOR_STREAM_READS = {
     "metadata": "the metadata tables (topics, partitions, groups, group_offsets) are batch-only snapshots of the "
@@ -202,19 +205,6 @@ def parse_bool(options: Mapping[str, str], name: str, default: bool) -> bool:
     if value in ("true", "false"):
         return value == "true"
     raise KwireOptionError(f"Option '{name}' must be 'true' or 'false', got {raw!r}.")
-
-
-def parse_positive_int(options: Mapping[str, str], name: str, default: int | None = None) -> int | None:
-    raw = options.get(name.lower())
-    if raw is None:
-        return default
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise KwireOptionError(f"Option '{name}' must be a positive integer, got {raw!r}.")
-    return value
 
 
 def parse_non_negative_int(options: Mapping[str, str], name: str) -> int | None:

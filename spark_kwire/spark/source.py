@@ -115,7 +115,12 @@ class KwireDataSource(DataSource):
         from dataclasses import replace
 
         self.schema()  # decides the schemas when Spark did not ask for them (a schema given to .schema())
-        return replace(options, typed=self._typed_read)
+        typed = self._typed_read
+        if streaming and typed.evolution is not None:  # a stream's first start records its inferred schema
+            from spark_kwire.spark.typed.json_inferred import record_first_version
+
+            typed = record_first_version(typed)
+        return replace(options, typed=typed)
 
     def _check_schema(self, schema: StructType) -> None:
         expected = self.schema()

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from spark_kwire.formats.json.inference import infer_schema
 from spark_kwire.spark.errors import KwireOptionError
@@ -129,3 +130,80 @@ def test_the_schema_of_a_whole_small_topic_is_spark_read_jsons(spark, bootstrap,
     strings = getattr(frame._jdf, "as")(spark.sparkContext._jvm.org.apache.spark.sql.Encoders.STRING())
     expected = DataFrame(spark._jsparkSession.read().json(strings), spark).schema  # spark.read.json(Dataset[String])
     assert spark_type(infer_schema(values)) == expected
+
+
+# -- inference at load(): spark.read.format("kwire") with valueFormat=json and no valueSchema ----------------------
+
+def kwire_json(spark, bootstrap, topic, **options):
+    reader = (spark.read.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+              .option("valueFormat", "json"))
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def spark_read_json(spark, bootstrap, topic, **options):
+    """spark.read.json over the topic's values as Spark's built-in kafka source reads them (tombstones left out)."""
+    frame = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+             .load().where("value IS NOT NULL").selectExpr("CAST(value AS STRING) AS v"))
+    strings = getattr(frame._jdf, "as")(spark.sparkContext._jvm.org.apache.spark.sql.Encoders.STRING())
+    reader = spark._jsparkSession.read()
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return DataFrame(reader.json(strings), spark)
+
+
+@pytest.fixture(scope="module")
+def mixed_topic(bootstrap, create_topic, produce):
+    """Documents that every inference option changes: widening, conflicts, nesting, comments, nulls, decimals."""
+    topic = create_topic(f"json-load-{__import__('uuid').uuid4().hex[:8]}", partitions=2)
+    docs = ['{"id":1,"user":{"name":"a"},"tags":["x"],"price":1.25,"gone":null}',
+            '{"id":2.5,"user":{"name":"b","age":30},"price":2}', '{"id":"three","extra":[]}',
+            '{"user":"plain", /* note */ "price":3.5}', "not json", '[{"batch":true}]', None,
+            '{"big":123456789012345678901234567890,"when":"2024-05-01T12:30:00Z"}']
+    produce(topic, [(None, d.encode() if d else None, None, None, n % 2) for n, d in enumerate(docs)])
+    return topic
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"primitivesAsString": "true"}, {"prefersDecimal": "true", "allowComments": "true"},
+    {"dropFieldIfAllNull": "true", "allowComments": "true"}, {"mode": "FAILFAST", "allowComments": "true"}
+    ], ids=["defaults", "primitivesAsString", "prefersDecimal-allowComments", "dropFieldIfAllNull", "failfast"])
+def test_load_infers_what_spark_read_json_infers(spark, bootstrap, mixed_topic, options):
+    """The value column's type is the StructType spark.read.json infers from the same strings with the same
+    options, and its rows are from_json's with that schema (the built-in source + from_json, the oracle)."""
+    if options.get("mode") == "FAILFAST":
+        with pytest.raises(Exception, match="Cannot infer the schema .* malformed JSON"):
+            kwire_json(spark, bootstrap, mixed_topic, **options)
+        return
+    expected = spark_read_json(spark, bootstrap, mixed_topic, **options).schema
+    ours = kwire_json(spark, bootstrap, mixed_topic, **options)
+    assert ours.schema["value"].dataType == expected
+    json_options = {k: v for k, v in options.items() if k != "mode"}
+    oracle = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", mixed_topic)
+              .load().select("partition", "offset", F.from_json(F.col("value").cast("string"), expected,
+                                                                 json_options).alias("value")))
+    key = ["partition", "offset"]
+    assert sorted(ours.select(*key, "value").collect()) == sorted(oracle.collect())
+
+
+@pytest.mark.parametrize("docs, message", [
+    (['{}', '{"a":{}}', '{"b":[]}'], "has no field .* nothing to type"),
+    (['{"a":1,"A":2}'], r"same ignoring case \('A' and 'a'\)"),
+    (['{"s":[{"b":1}]}', '{"s":[{"B":"x"}]}'], r"'s.B' and 's.b'"),
+])
+def test_load_refuses_a_schema_with_nothing_or_twice_the_same_name(spark, bootstrap, create_topic, produce,
+                                                                   topic_name, docs, message):
+    create_topic(topic_name)
+    produce(topic_name, [(None, d.encode()) for d in docs])
+    options = {"dropFieldIfAllNull": "true"} if "{}" in docs else {}
+    with pytest.raises(Exception, match=message):
+        kwire_json(spark, bootstrap, topic_name, **options)
+
+
+def test_stream_options_are_refused_by_batch_reads(spark, bootstrap, mixed_topic, tmp_path):
+    frame = kwire_json(spark, bootstrap, mixed_topic, schemaLocation=str(tmp_path), samplingRecords="5")
+    with pytest.raises(Exception, match="schemaLocation.*applies to streaming reads"):
+        frame.collect()
+    with pytest.raises(Exception, match="samplingRecords' applies to a plain JSON side whose schema is inferred"):
+        kwire_json(spark, bootstrap, mixed_topic, samplingRecords="5", valueSchema="a INT")

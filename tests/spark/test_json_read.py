@@ -134,7 +134,7 @@ def test_rescued_data_keeps_what_does_not_fit(spark, bootstrap, topic):
 
 
 @pytest.mark.parametrize("options, message", [
-    ({}, "valueFormat=json needs the schema"),
+    ({"samplingRecords": "0"}, "'samplingRecords' must be a positive integer"),  # no schema: inferred
     ({"valueSchema": "id BIGINT, x FOO"}, "cannot be read as JSON"),
     ({"valueSchema": "id BIGINT", "valueSchemaVersion": "2"}, "plain JSON text"),
     ({"valueSchema": "id BIGINT", "timestampFormat": "yyyy-MM-dd EEE"}, "not supported"),

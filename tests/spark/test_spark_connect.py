@@ -283,6 +283,19 @@ def test_kwire_over_spark_connect_without_any_jar(connect_server, bootstrap, cre
         consumer.close()
 
 
+def _run_client(python, script: str, cfg: dict, tmp_path, server_log, what: str) -> dict:
+    """Runs a Connect client script of the fresh env with ``cfg``; the dict it prints after RESULT."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYTHONPATH")}
+    done = subprocess.run([str(python), "-c", script, json.dumps(cfg)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
+    result_lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode != 0 or not result_lines:
+        server_tail = "\n".join(server_log.read_text(errors="replace").splitlines()[-30:])
+        pytest.fail(f"{what} Connect client failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+                    f"\n--- server log tail ---\n{server_tail}")
+    return json.loads(result_lines[-1][len("RESULT "):])
+
+
 TYPED_CLIENT = textwrap.dedent('''
     import json, sys
     from pyspark.sql import SparkSession
@@ -319,15 +332,65 @@ def test_typed_avro_over_spark_connect_without_any_jar(connect_server, bootstrap
     produce_avro(bootstrap, topic, registry.url, schema,
                  [{"id": i, "item": f"item-{i}", "price": Decimal(f"{i}.99")} for i in range(40)], partitions=2)
     cfg = {"port": port, "bootstrap": bootstrap, "registry": registry.url, "topic": topic, "out": out_topic}
-    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYTHONPATH")}
-    done = subprocess.run([str(python), "-c", TYPED_CLIENT, json.dumps(cfg)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
-    result_lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not result_lines:
-        server_tail = "\n".join(server_log.read_text(errors="replace").splitlines()[-30:])
-        pytest.fail(f"typed Connect client failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
-                    f"\n--- server log tail ---\n{server_tail}")
-    out = json.loads(result_lines[-1][len("RESULT "):])
+    out = _run_client(python, TYPED_CLIENT, cfg, tmp_path, server_log, "typed")
     assert out["value_type"] == "struct<id:bigint,item:string,price:decimal(6,2)>"
     assert out["rows"] == [[i, f"item-{i}", f"{i}.99"] for i in range(40)]
     assert out["written"] == [[i, f"ITEM-{i}"] for i in range(40)]
+
+
+JSON_EVOLUTION_CLIENT = textwrap.dedent('''
+    import json, sys
+    from pyspark.sql import SparkSession
+
+    cfg = json.loads(sys.argv[1])
+    spark = SparkSession.builder.remote(f"sc://127.0.0.1:{cfg['port']}").getOrCreate()
+    common = {"kafka.bootstrap.servers": cfg["bootstrap"], "valueFormat": "json"}
+
+    def start():
+        frame = (spark.readStream.format("kwire").options(**common).option("subscribe", cfg["topic"])
+                 .option("startingOffsets", "earliest").option("schemaLocation", cfg["location"]).load())
+        query = (frame.select("partition", "offset", "value.*").writeStream.format("parquet")
+                 .option("path", cfg["sink"]).option("checkpointLocation", cfg["checkpoint"]).start())
+        return frame, query
+
+    out = {}
+    frame, query = start()
+    out["first_type"] = frame.schema["value"].dataType.simpleString()
+    query.processAllAvailable()
+    late = [(json.dumps({"id": p * 100 + 10, "name": "late", "extra": 2.5}), p) for p in range(2)]
+    (spark.createDataFrame(late, "value string, partition int")
+       .selectExpr("CAST(value AS BINARY) AS value", "partition")
+       .write.format("kwire").option("kafka.bootstrap.servers", cfg["bootstrap"]).option("topic", cfg["topic"])
+       .mode("append").save())
+    try:
+        query.processAllAvailable()
+        out["stopped"] = None
+    except Exception as error:
+        out["stopped"] = str(error)
+    query.stop()
+    frame, query = start()
+    out["second_type"] = frame.schema["value"].dataType.simpleString()
+    query.processAllAvailable()
+    query.stop()
+    rows = spark.read.option("mergeSchema", "true").parquet(cfg["sink"]).collect()
+    out["rows"] = sorted([r.partition, r.offset, r.id, r.extra] for r in rows)
+    spark.stop()
+    print("RESULT " + json.dumps(out), flush=True)
+''')
+
+
+def test_json_schema_evolution_over_spark_connect(connect_server, bootstrap, create_topic, produce, tmp_path):
+    """A Connect stream of plain JSON with a schemaLocation meets a new field: it stops with the message, and the
+    restarted query (load() again, same checkpoint) reads the new field, every record once."""
+    port, python, server_log = connect_server
+    topic = create_topic(f"connect-json-{uuid.uuid4().hex[:8]}", partitions=2)
+    produce(topic, [(None, json.dumps({"id": p * 100 + i, "name": f"n{i}"}).encode(), None, None, p)
+                    for p in range(2) for i in range(10)])
+    cfg = {"port": port, "bootstrap": bootstrap, "topic": topic, "location": str(tmp_path / "schema"),
+           "sink": str(tmp_path / "sink"), "checkpoint": str(tmp_path / "cp")}
+    out = _run_client(python, JSON_EVOLUTION_CLIENT, cfg, tmp_path, server_log, "JSON")
+    assert out["first_type"] == "struct<id:bigint,name:string>"
+    assert "schemaEvolutionMode=addNewColumns recorded the wider schema as version 1" in out["stopped"]
+    assert out["second_type"] == "struct<id:bigint,name:string,extra:double>"
+    assert out["rows"] == sorted([[p, i, p * 100 + i, None] for p in range(2) for i in range(10)]
+                                 + [[p, 10, p * 100 + 10, 2.5] for p in range(2)])

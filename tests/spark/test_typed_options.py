@@ -76,9 +76,10 @@ def test_every_typed_format_is_accepted_and_others_are_refused_by_name():
     assert by_record.message_name == "shop.Order"  # the record strategy's record is the message
     assert read(**BASE, **REGISTRY, valueFormat="JSON_Schema").typed.side("value").format == "json-schema"
     assert read(**BASE, **REGISTRY, keyFormat="jsonschema").typed.side("key").format == "json-schema"
-    refused("must be one of binary, avro, protobuf, json-schema", **BASE, valueFormat="parquet")
-    text = refused("json-schema", **BASE, valueFormat="json")
-    assert "from_json" in text
+    text = refused("must be one of binary, avro, protobuf, json-schema, json", **BASE, valueFormat="parquet")
+    assert "json is plain JSON text, json-schema Confluent's framed JSON Schema" in text
+    assert read(**BASE, valueFormat="JSON").typed.side("value").format == "json"  # plain JSON needs no registry
+    assert read(**BASE, keyFormat="json").typed.side("key").format == "json"
     refused("'valueMessageName' names a Protobuf message; valueFormat is 'avro'", **AVRO, valueMessageName="Order")
     refused("'keyMessageName' names a Protobuf message; keyFormat is 'json-schema'", **BASE, **REGISTRY,
             keyFormat="json-schema", keyMessageName="Order")

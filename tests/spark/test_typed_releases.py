@@ -181,3 +181,49 @@ def test_plain_json_on_this_release(spark, bootstrap, create_topic):
                .option("startingOffsets", "earliest").load().selectExpr("CAST(value AS STRING) AS j").collect())
     expected = ours.where("value.id IS NOT NULL").select(F.to_json("value").alias("j")).collect()
     assert sorted(r.j for r in written) == sorted(r.j for r in expected)
+
+
+def test_inferred_and_evolving_json_on_this_release(spark, bootstrap, create_topic, tmp_path):
+    """valueFormat=json with no schema: load() infers what this release's spark.read.json infers from the topic;
+    a stream with a schemaLocation that meets a new field stops, and its restart reads the field, each record
+    once (this release's streaming API and checkpoint)."""
+    from pyspark.sql import DataFrame
+
+    from tests.spark.typed_fixtures import produce_raw
+
+    topic = create_topic(unique("json-evolving-release"))
+    first = [{"id": i, "score": i + (0.5 if i % 2 else 0), "tags": ["t"] if i % 3 else None} for i in range(8)]
+    produce_raw(bootstrap, topic, [(None, json.dumps(d).encode()) for d in first] + [(None, b"{broken")])
+    raw = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+           .load().selectExpr("CAST(value AS STRING) AS v"))
+    strings = getattr(raw._jdf, "as")(spark.sparkContext._jvm.org.apache.spark.sql.Encoders.STRING())
+    expected = DataFrame(spark._jsparkSession.read().json(strings), spark).schema
+    assert kwire_reader(spark, bootstrap, topic, valueFormat="json").load().schema["value"].dataType == expected
+
+    rows: list = []
+
+    def run(frame):
+        query = (frame.select("offset", "value.*").writeStream
+                 .foreachBatch(lambda batch, _id: rows.extend(batch.collect()))
+                 .option("checkpointLocation", str(tmp_path / "cp")).start())
+        try:
+            query.processAllAvailable()
+            return None
+        except Exception as error:  # noqa: BLE001 - the stop is what is tested
+            return str(error)
+        finally:
+            query.stop()
+
+    def evolving():
+        return kwire_reader(spark, bootstrap, topic, stream=True, valueFormat="json",
+                            schemaLocation=str(tmp_path / "schema")).load()
+
+    assert run(evolving()) is None
+    produce_raw(bootstrap, topic, [(None, json.dumps({"id": i, "added": f"a{i}"}).encode()) for i in range(8, 12)])
+    assert "addNewColumns recorded the wider schema as version 1" in run(evolving())
+    again = evolving()
+    assert again.schema["value"].dataType.fieldNames()[-1] == "added"
+    assert run(again) is None
+    assert sorted(r.offset for r in rows) == list(range(13))
+    assert sorted((r.id, r.added) for r in rows if r.id is not None and r.id >= 8) == [(i, f"a{i}")
+                                                                                        for i in range(8, 12)]

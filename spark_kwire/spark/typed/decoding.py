@@ -131,13 +131,16 @@ def side_decoder(resolved: ResolvedSide, typed: TypedOptions) -> SideDecoder:
     options)."""
     json = resolved.spec.format == "json"
     key = (resolved.spec, resolved.schema, resolved.references, typed.json if json else typed.registry,
-           typed.corrupt_column if json else None)
+           typed.corrupt_column if json else None, typed.evolution if json else None)
     with _decoders_lock:
         decoder = _decoders.get(key)
         if decoder is None:
             if json:
-                from spark_kwire.spark.typed.json_sides import JsonSideDecoder
-
+                evolution = typed.evolution
+                if evolution is not None and evolution.detects_new_fields and resolved.spec.schema is None:
+                    from spark_kwire.spark.typed.json_evolving import EvolvingJsonSideDecoder as JsonSideDecoder
+                else:
+                    from spark_kwire.spark.typed.json_sides import JsonSideDecoder
                 decoder = _decoders[key] = JsonSideDecoder(resolved, typed)
             else:
                 decoder = _decoders[key] = SideDecoder(resolved, typed.registry)

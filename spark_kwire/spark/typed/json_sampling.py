@@ -38,14 +38,13 @@ from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options import ReadOptions, parse_positive_int
 from spark_kwire.spark.planner import OffsetRange, format_tps, resolve_bound, resolve_topic_partitions
 from spark_kwire.spark.shared_client import shared_client
+from spark_kwire.spark.typed.evolution import DEFAULT_SAMPLING_RECORDS, DEFAULT_SAMPLING_TIMEOUT_MS
 
 __all__ = ["sample_values", "sampling_ranges", "sampling_settings", "DEFAULT_SAMPLING_RECORDS",
            "DEFAULT_SAMPLING_TIMEOUT_MS"]
 
 log = logging.getLogger("spark_kwire")
 
-DEFAULT_SAMPLING_RECORDS = 1_000
-DEFAULT_SAMPLING_TIMEOUT_MS = 30_000
 SAMPLE_BYTES = 128 * 2**20
 _WIDENINGS = 4  # times a window is widened backwards when offsets hold fewer records (compaction, markers)
 

@@ -56,29 +56,38 @@ def json_options(typed: TypedOptions, *, for_write: bool):
 
 
 class JsonSideDecoder:
-    """Decodes one JSON side (key or value) of batches, as ``from_json`` with the read's schema and options."""
+    """Decodes one JSON side (key or value) of batches, as ``from_json`` with the read's schema and options (a
+    stream that detects new fields uses json_evolving's subclass)."""
 
     def __init__(self, resolved, typed: TypedOptions) -> None:
         """``resolved``: the side's ``schemas.ResolvedSide``."""
         self.resolved = resolved
-        self.decoder = resolved.spec.payload.decoder(resolved.schema, json_options=json_options(typed, for_write=False))
+        self.typed = typed
+        self.options = json_options(typed, for_write=False)
+        self.decoder = resolved.spec.payload.decoder(resolved.schema, json_options=self.options)
         self.target = expected_arrow_type(resolved.spark_type)
         self.lock = threading.Lock()
+
+    def _decode(self, decoder, raw: pa.Array, mode: str, where):
+        spec = self.resolved.spec
+        try:
+            return decoder.decode(raw, mode)
+        except DecodeError as e:
+            where_field = f" in field {e.path}" if e.path else ""
+            raise KwireRecordDecodeError(
+                f"The {spec.side} of the record at {where(e.row)} is not JSON that {spec.option('schema')} reads: "
+                f"{e.reason}{where_field}. With mode=PERMISSIVE (from_json's default) such records keep what "
+                f"does fit, their text in the corrupt-record column (columnNameOfCorruptRecord); with "
+                f"rescuedDataColumn, values of another type and unknown fields are kept there instead.") from None
+
+    def _result(self, raw: pa.Array, mode: str, where):
+        return self._decode(self.decoder, raw, mode, where)
 
     def decode(self, raw: pa.Array, mode: str, where) -> tuple[pa.Array, np.ndarray | None, dict[int, str]]:
         """(typed column, mask of the bad rows or None, {row: why}); FAILFAST raises for the first bad row, naming
         its topic, partition and offset."""
-        spec = self.resolved.spec
         with self.lock:
-            try:
-                result = self.decoder.decode(raw, mode)
-            except DecodeError as e:
-                where_field = f" in field {e.path}" if e.path else ""
-                raise KwireRecordDecodeError(
-                    f"The {spec.side} of the record at {where(e.row)} is not JSON that {spec.option('schema')} reads: "
-                    f"{e.reason}{where_field}. With mode=PERMISSIVE (from_json's default) such records keep what "
-                    f"does fit, their text in the corrupt-record column (columnNameOfCorruptRecord); with "
-                    f"rescuedDataColumn, values of another type and unknown fields are kept there instead.") from None
+            result = self._result(raw, mode, where)
         values = conform(result.values, self.target)
         if not result.error_count:
             return values, None, {}

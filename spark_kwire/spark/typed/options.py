@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SideSpec", "TypedOptions", "parse_typed", "TYPED_READ_OPTIONS", "TYPED_WRITE_OPTIONS", "JSON_READ_OPTIONS",
            "JSON_WRITE_OPTIONS",
-           "REGISTRY_PREFIX", "TYPED_NOT_FOR_READS", "TYPED_NOT_FOR_WRITES", "FAILFAST", "PERMISSIVE"]
+           "REGISTRY_PREFIX", "TYPED_NOT_FOR_READS", "TYPED_NOT_FOR_WRITES", "FAILFAST", "PERMISSIVE",
+           "JSON_SAMPLING_OPTIONS", "JSON_STREAM_OPTIONS", "TYPED_NOT_FOR_BATCH_READS"]
 
 SIDES = ("key", "value")
 REGISTRY_PREFIX = "schema.registry."
@@ -48,9 +49,13 @@ JSON_READ_OPTIONS = ["allowComments", "allowUnquotedFieldNames", "allowSingleQuo
                      "allowNonNumericNumbers", "timestampFormat", "dateFormat", "timeZone", "rescuedDataColumn",
                      "primitivesAsString", "prefersDecimal", "dropFieldIfAllNull"]
 JSON_WRITE_OPTIONS = ["timestampFormat", "dateFormat", "timeZone", "ignoreNullFields"]
+# a JSON side read with no schema: how its records are sampled at load() (json_sampling.py), and, in streams only,
+# where its inferred schema's versions are kept and what a stream does with new fields (evolution.py)
+JSON_SAMPLING_OPTIONS = ["samplingRecords", "samplingTimeoutMs"]
+JSON_STREAM_OPTIONS = ["schemaLocation", "schemaEvolutionMode"]
 # (schema.registry.url stands for every schema.registry.* option: named here, a misspelt one gets a "did you mean")
 _BOTH = [name for side in ("value", "key") for name in _names(side).values()] + ["schema.registry.url"]
-TYPED_READ_OPTIONS = _BOTH + ["mode", "columnNameOfCorruptRecord"] + JSON_READ_OPTIONS
+TYPED_READ_OPTIONS = _BOTH + ["mode", "columnNameOfCorruptRecord"] + JSON_READ_OPTIONS + JSON_SAMPLING_OPTIONS
 TYPED_WRITE_OPTIONS = _BOTH + ["auto.register.schemas", "use.latest.version"] + JSON_WRITE_OPTIONS
 TYPED_NOT_FOR_WRITES = {
     "mode": "it says what a read does with a record that does not decode; a write fails on a row that does not "
@@ -58,7 +63,12 @@ TYPED_NOT_FOR_WRITES = {
     "columnnameofcorruptrecord": "it names the column where a PERMISSIVE read keeps records that do not decode",
     **{name.lower(): "it says how from_json reads JSON text; to_json writes a value's fields as they are"
        for name in JSON_READ_OPTIONS if name not in JSON_WRITE_OPTIONS},
+    **{name.lower(): "it says how a read infers the schema of JSON text; a write takes its column's own type"
+       for name in JSON_SAMPLING_OPTIONS + JSON_STREAM_OPTIONS},
 }
+TYPED_NOT_FOR_BATCH_READS = {name.lower(): "it applies to streaming reads (readStream) of valueFormat=json with no "
+                                           "valueSchema only: a batch read infers its schema once, at load()"
+                             for name in JSON_STREAM_OPTIONS}
 TYPED_NOT_FOR_READS = {
     "auto.register.schemas": "it registers the schema a write encodes with; a read decodes with the subject's "
                              "schema (or valueSchema) and each record's writer schema by id",
@@ -103,6 +113,8 @@ class TypedOptions:
     use_latest: bool = True
     resolved: tuple = ()  # of schemas.ResolvedSide, in the order of `sides`
     json: tuple = ()  # the JSON options given, (name, value) pairs as formats.json.JsonOptions.parse reads them
+    sampling: tuple = ()  # (records per partition, time bound in ms) of a JSON side's inference (json_sampling.py)
+    evolution: Any = None  # a stream's evolution.Evolution (schemaLocation, schemaEvolutionMode), or None
 
     def side(self, name: str) -> SideSpec | None:
         return next((s for s in self.sides if s.side == name), None)
@@ -249,6 +261,10 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
                         f"{', '.join(TYPED_FORMAT_NAMES)} ({_names(side)['format']} is 'binary', the default).")
     if not typed:
         _json_options(opts, {}, write=write)
+        if not write:
+            from spark_kwire.spark.typed.evolution import refuse_without_json
+
+            refuse_without_json(opts)
         for key in opts:
             if key.startswith(REGISTRY_PREFIX) or key in ("mode", "columnnameofcorruptrecord",
                                                           "auto.register.schemas", "use.latest.version"):
@@ -304,7 +320,12 @@ def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
         if not corrupt or corrupt.lower() in {c.lower() for c in _KAFKA_COLUMNS}:
             raise KwireOptionError(f"Option 'columnNameOfCorruptRecord' must name a new column (not one of "
                                    f"{', '.join(_KAFKA_COLUMNS)}), got {corrupt!r}.")
-    return TypedOptions(typed.sides, typed.registry, mode=mode, corrupt_column=corrupt, json=typed.json)
+    from spark_kwire.spark.typed.evolution import parse_evolution, parse_sampling
+
+    sampling = parse_sampling(opts, typed.sides)
+    evolution, json_given = parse_evolution(opts, typed.sides, typed.json)
+    return TypedOptions(typed.sides, typed.registry, mode=mode, corrupt_column=corrupt, json=json_given,
+                        sampling=sampling, evolution=evolution)
 
 
 def _write_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:

@@ -115,22 +115,20 @@ def _typed_columns(spec: SideSpec, text: str, references: References, schema_id,
     return ResolvedSide(spec, text, references, schema_id, source, decoder.arrow_type, column_type)
 
 
-def json_reader_schema(spec: SideSpec, sample=None) -> str:
-    """The schema a plain JSON side is read with: ``valueSchema`` (``keySchema``) as given. The single place where
-    schema inference joins in: with none given, the schema is to be inferred from ``sample`` (records of the
-    topic taken at load()), as ``spark.read.json`` infers it."""
+def json_reader_schema(spec: SideSpec, typed: TypedOptions, options=None, recorded=None) -> tuple[str, str]:
+    """(schema text, where it came from) of a plain JSON side: ``valueSchema`` (``keySchema``) as given, else the
+    latest version in the stream's schemaLocation, else inferred from records sampled from the topic at load()
+    (``options``, the read's ``ReadOptions``), as ``spark.read.json`` infers it (json_inferred.py)."""
     if spec.schema is not None:
-        return spec.schema
-    raise KwireOptionError(
-        f"{spec.option('format')}=json needs the schema of the JSON in '{spec.option('schema')}': a Spark DDL string "
-        f"(id BIGINT, user STRUCT<name: STRING>) or a StructType as JSON (df.schema.json()). Inferring it from the "
-        f"topic lands with kwire's schema inference (issue #36 item 2).")
+        return spec.schema, f"option '{spec.option('schema')}'"
+    from spark_kwire.spark.typed.json_inferred import inferred_schema
+
+    return inferred_schema(spec, typed, options, recorded or {})
 
 
-def _json_columns(spec: SideSpec, typed: TypedOptions, text: str) -> ResolvedSide:
+def _json_columns(spec: SideSpec, typed: TypedOptions, text: str, source: str) -> ResolvedSide:
     from spark_kwire.spark.typed.json_sides import json_options
 
-    source = f"option '{spec.option('schema')}'"
     try:
         decoder = spec.payload.decoder(text, json_options=json_options(typed, for_write=False))
         column_type = spark_type(decoder.arrow_type)
@@ -139,9 +137,10 @@ def _json_columns(spec: SideSpec, typed: TypedOptions, text: str) -> ResolvedSid
     return ResolvedSide(spec, text, (), None, source, decoder.arrow_type, column_type)
 
 
-def _resolve_read_side(spec: SideSpec, typed: TypedOptions, topics: list[str]) -> ResolvedSide:
+def _resolve_read_side(spec: SideSpec, typed: TypedOptions, topics: list[str], options=None,
+                       recorded=None) -> ResolvedSide:
     if spec.format == "json":
-        return _json_columns(spec, typed, json_reader_schema(spec))
+        return _json_columns(spec, typed, *json_reader_schema(spec, typed, options, recorded))
     registry = typed.registry
     if spec.schema is not None:
         return _typed_columns(spec, spec.schema, (), None, f"option '{spec.option('schema')}'")
@@ -163,9 +162,16 @@ def _resolve_read_side(spec: SideSpec, typed: TypedOptions, topics: list[str]) -
     return _typed_columns(spec, registered.text, references, registered.schema_id, source)
 
 
-def resolve_read(typed: TypedOptions, topics: list[str]) -> TypedOptions:
-    """``typed`` with every side's reader schema and column types decided (registry calls on the driver)."""
-    return replace(typed, resolved=tuple(_resolve_read_side(spec, typed, topics) for spec in typed.sides))
+def resolve_read(typed: TypedOptions, topics: list[str], options=None) -> TypedOptions:
+    """``typed`` with every side's reader schema and column types decided (registry calls on the driver; a plain
+    JSON side with no schema samples the topics ``options`` read)."""
+    recorded = {}
+    if any(spec.format == "json" and spec.schema is None for spec in typed.sides):
+        from spark_kwire.spark.typed.json_inferred import with_recorded_version
+
+        typed, recorded = with_recorded_version(typed)
+    return replace(typed, resolved=tuple(_resolve_read_side(spec, typed, topics, options, recorded)
+                                         for spec in typed.sides))
 
 
 def subscribed_topics(options) -> list[str]:
@@ -184,7 +190,7 @@ def resolve_typed_read(options) -> TypedOptions:
     typed = options.typed
     needs_topics = any(s.schema is None and s.strategy != "RecordNameStrategy" and s.format != "json"
                        for s in typed.sides)
-    return resolve_read(typed, subscribed_topics(options) if needs_topics else [])
+    return resolve_read(typed, subscribed_topics(options) if needs_topics else [], options)
 
 
 def read_schema_types(typed: TypedOptions) -> dict[str, T.DataType]:
