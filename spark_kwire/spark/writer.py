@@ -15,6 +15,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamWriter
 
 from spark_kwire.spark.capabilities import ARROW_STREAM_WRITER
 from spark_kwire.spark.options import WriteOptions
+from spark_kwire.spark.stream_kernels import load_stream_kernels
 from spark_kwire.spark.worker_gc import freeze_loaded_objects
 from spark_kwire.spark.write_report import WriteReport
 
@@ -75,9 +76,10 @@ class KwireStreamWriter(*_STREAM_WRITER_BASES):
         self.options = options
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteReport:
-        freeze_loaded_objects()  # before the task's rows arrive: what is alive now stays loaded
         from spark_kwire.spark.task_writer import write_batches
 
+        load_stream_kernels("partition", "encode")
+        freeze_loaded_objects()  # before the task's rows arrive: what is alive now stays loaded
         return write_batches(self.options, iterator)
 
     def commit(self, messages, batchId: int) -> None:
