@@ -11,6 +11,8 @@ from __future__ import annotations
 from pyspark.sql import datasource as _api
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, DataSourceStreamWriter, WriterCommitMessage
 
+from spark_kwire.spark.worker_gc import freeze_loaded_objects
+
 # Spark 4.1+ has an Arrow stream writer; Spark 4.0 hands Arrow batches to any DataSourceArrowWriter.
 _STREAM_BASES = ((_api.DataSourceStreamArrowWriter,) if hasattr(_api, "DataSourceStreamArrowWriter")
                  else (DataSourceStreamWriter, DataSourceArrowWriter))
@@ -38,13 +40,16 @@ class NullArrowWriter(DataSourceArrowWriter):
 
 
 class NullArrowStreamWriter(*_STREAM_BASES):
-    """The streaming twin: counts each micro-batch's rows; commit (in the driver's commit worker) does nothing."""
+    """The streaming twin: counts each micro-batch's rows; commit (in the driver's commit worker) does nothing.
+    Like kwire's, its calls keep the collection PySpark runs after each call in a reused worker cheap (see
+    spark_kwire/spark/worker_gc.py), so that the floor it shows is the lowest Spark allows."""
 
     def write(self, iterator):
+        freeze_loaded_objects()
         return CountOnly(sum(batch.num_rows for batch in iterator))
 
     def commit(self, messages, batchId):
-        pass
+        freeze_loaded_objects()
 
     def abort(self, messages, batchId):
         pass
@@ -59,4 +64,5 @@ class NullSink(DataSource):
         return NullArrowWriter(self.options.get("count_file"))
 
     def streamWriter(self, schema, overwrite):
+        freeze_loaded_objects()  # made again for every micro-batch, in a reused Python worker
         return NullArrowStreamWriter()
