@@ -44,6 +44,7 @@ class KafkaNode:
     workdir: Path
     listeners: list[Listener]
     controller_port: int
+    jmx_port: int = 0  # 0: no remote JMX
     process: subprocess.Popen | None = None
     log_path: Path = field(init=False)
 
@@ -70,19 +71,23 @@ class KafkaCluster:
 
     `listeners` adds client listeners beyond the PLAINTEXT one every node has (inter-broker traffic and
     the Java tools use PLAINTEXT), e.g. ``[Listener("SASL_SSL", "SASL_SSL")]``; `extra_properties` are
-    appended to every node's server.properties; `scram_users` are ``(mechanism, name, password)``
+    appended to every node's server.properties, `node_properties` (node id -> properties) to one node's (e.g.
+    its ``broker.rack``); `scram_users` are ``(mechanism, name, password)``
     created at format time; `system_properties` are passed to every broker JVM as ``-Dname=value`` (e.g.
-    Kafka 4's ``org.apache.kafka.sasl.oauthbearer.allowed.urls``).
+    Kafka 4's ``org.apache.kafka.sasl.oauthbearer.allowed.urls``); `jmx` opens remote JMX (no authentication,
+    loopback only) on a free port per node, for reading the brokers' own metrics (`harness.broker_metrics`).
     """
 
     def __init__(self, nodes: int = 1, *, listeners: list[Listener] | None = None,
                  extra_properties: dict[str, str] | None = None,
+                 node_properties: dict[int, dict[str, str]] | None = None,
                  scram_users: list[tuple[str, str, str]] | None = None,
-                 system_properties: dict[str, str] | None = None,
+                 system_properties: dict[str, str] | None = None, jmx: bool = False,
                  heap: str = "768m", workdir: str | None = None) -> None:
         self.node_count = nodes
         self.extra_listeners = listeners or []
         self.extra_properties = extra_properties or {}
+        self.node_properties = node_properties or {}
         self.scram_users = scram_users or []
         self.system_properties = dict(system_properties or {})
         self.heap = heap
@@ -99,7 +104,7 @@ class KafkaCluster:
             ]
             node_dir = self.workdir / f"node-{node_id}"
             node_dir.mkdir(parents=True, exist_ok=True)
-            self.nodes[node_id] = KafkaNode(node_id, node_dir, listeners_, free_port())
+            self.nodes[node_id] = KafkaNode(node_id, node_dir, listeners_, free_port(), free_port() if jmx else 0)
 
     # -- addresses ---------------------------------------------------------------------------------
     @property
@@ -130,7 +135,8 @@ class KafkaCluster:
             replication_factor=replication,
             min_isr=min(2, replication),
         )
-        text += "\n" + "".join(f"{k}={v}\n" for k, v in self.extra_properties.items())
+        properties = {**self.extra_properties, **self.node_properties.get(node.node_id, {})}
+        text += "\n" + "".join(f"{k}={v}\n" for k, v in properties.items())
         path = node.workdir / "server.properties"
         path.write_text(text)
         return path
@@ -151,7 +157,7 @@ class KafkaCluster:
             node.process = spawner.popen(
                 java_command("kafka.Kafka", str(node.workdir / "server.properties"), heap=self.heap,
                              system_properties={"org.slf4j.simpleLogger.defaultLogLevel": "info",
-                                                **self.system_properties}),
+                                                **_jmx_properties(node.jmx_port), **self.system_properties}),
                 stdout=log, stderr=subprocess.STDOUT, cwd=node.workdir)
 
     def _wait_ready(self, nodes: list[KafkaNode], timeout: float = START_TIMEOUT_S) -> None:
@@ -244,6 +250,16 @@ class KafkaCluster:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def _jmx_properties(port: int) -> dict[str, str]:
+    """JVM properties that open remote JMX on loopback ``port`` (RMI registry and server on the same port)."""
+    if not port:
+        return {}
+    return {"com.sun.management.jmxremote.port": str(port), "com.sun.management.jmxremote.rmi.port": str(port),
+            "com.sun.management.jmxremote.host": "127.0.0.1", "java.rmi.server.hostname": "127.0.0.1",
+            "com.sun.management.jmxremote.authenticate": "false", "com.sun.management.jmxremote.ssl": "false",
+            "com.sun.management.jmxremote.local.only": "true"}
 
 
 _live_clusters: set[KafkaCluster] = set()

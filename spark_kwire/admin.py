@@ -14,7 +14,7 @@ from typing import Iterable, Mapping, Union
 
 from spark_kwire.client.admin import cluster_tables as tables
 from spark_kwire.client.admin.admin import Admin
-from spark_kwire.client.config import ClientConfig
+from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.client.core.kafka_client import KafkaClient
 from spark_kwire.client.consumer.offsets import list_offsets
 

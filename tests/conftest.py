@@ -96,7 +96,7 @@ def spark_kerberos_files(tmp_path_factory) -> dict:
 
 
 @pytest.fixture(scope="session")
-def spark(read_stats_dir, spark_kerberos_files):
+def spark(read_stats_dir, spark_kerberos_files, tmp_path_factory):
     """A local[2] Spark session with Spark's built-in Kafka connector (the batch oracle) and spark-avro (the
     oracle of Avro types) on spark.jars."""
     from pyspark.sql import SparkSession
@@ -110,6 +110,8 @@ def spark(read_stats_dir, spark_kerberos_files):
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.session.timeZone", "UTC")
+        # catalog tables (tests/spark/test_sql_views.py) go here, not into a spark-warehouse folder in the cwd
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
         .config("spark.ui.showConsoleProgress", "false")
         # Python workers on a loaded 2-core machine can take longer than the 15 s default to connect back.
         .config("spark.python.authenticate.socketTimeout", "120s")

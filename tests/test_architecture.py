@@ -99,10 +99,14 @@ def _layer(name: str) -> str:
     return {"spark_kwire.admin": "admin", "spark_kwire._version": "version"}.get(name, "top")
 
 
-# The client by role: each folder of spark_kwire/client imports the client's ground (config, errors, retry), its
+# The client by role: each folder of spark_kwire/client imports the client's ground (settings, errors, retry), its
 # own modules and the roles it builds on, nothing else of the client.
 CLIENT = "spark_kwire.client"
-CLIENT_GROUND = {f"{CLIENT}.config", f"{CLIENT}.errors", f"{CLIENT}.retry"}
+SETTINGS = f"{CLIENT}.settings"  # a folder of the ground, not a role: the options parsed into typed settings
+CLIENT_GROUND = {SETTINGS, f"{CLIENT}.errors", f"{CLIENT}.retry"}
+# The settings' modules that parse raw options (the others hold the typed values the roles take).
+RAW_OPTION_PARSERS = {f"{SETTINGS}.{name}" for name in (
+    "parse", "names", "values", "jaas", "tls_options", "sasl_options", "oauth_options", "kerberos_options")}
 ROLE_BUILDS_ON = {
     "auth": (),                      # how a connection proves who it is: called by the connection
     "core": ("auth",),               # the cluster client: a connection secures itself through auth
@@ -114,8 +118,8 @@ ROLE_BUILDS_ON = {
 
 
 def _role(name: str) -> str | None:
-    """The client role of a module (``auth``, ``core``...), ``ground`` for config/errors/retry, None outside."""
-    if name in CLIENT_GROUND:
+    """The client role of a module (``auth``, ``core``...), ``ground`` for settings/errors/retry, None outside."""
+    if name in CLIENT_GROUND or name.startswith(SETTINGS + "."):
         return "ground"
     parts = name.split(".")
     if name.startswith(CLIENT + ".") and len(parts) > 3:
@@ -159,9 +163,23 @@ def test_client_roles_import_only_what_they_build_on(graph):
     assert not wrong, "client roles importing what they do not build on:\n" + "\n".join(wrong)
 
 
+def test_auth_reads_no_raw_option():
+    """Mechanisms take their typed part of the settings: nothing in client/auth imports a parser of raw options
+    (JAAS included) or builds settings from options itself."""
+    assert RAW_OPTION_PARSERS <= set(modules := package_modules()), RAW_OPTION_PARSERS - set(modules)
+    auth = {name: path for name, path in modules.items() if name.startswith(f"{CLIENT}.auth")}
+    known = set(modules)
+    wrong = [f"{name} imports {target}" for name, path in sorted(auth.items())
+             for target in sorted(imports_of(name, path, known)) if target in RAW_OPTION_PARSERS]
+    wrong += [f"{name} builds settings from options" for name, path in sorted(auth.items())
+              if "from_kafka_options" in path.read_text() or "from_values" in path.read_text()]
+    assert not wrong, "client/auth reading raw options:\n" + "\n".join(wrong)
+
+
 def test_every_client_folder_is_a_role_that_says_what_it_owns():
     client = PACKAGE / "client"
-    roles = sorted(p.name for p in client.iterdir() if p.is_dir() and not p.name.startswith("__"))
+    roles = sorted(p.name for p in client.iterdir() if p.is_dir() and not p.name.startswith("__")
+                   and p.name != SETTINGS.rsplit(".", 1)[1])
     assert set(roles) <= set(ROLE_BUILDS_ON), f"client folders without role rules here: {set(roles) - set(ROLE_BUILDS_ON)}"
     for role in roles:
         doc = ast.get_docstring(ast.parse((client / role / "__init__.py").read_text())) or ""

@@ -3,8 +3,8 @@
 One folder per role: ``core`` (``KafkaClient``: connections, metadata, retried requests, coordinators), ``auth``
 (TLS, SASL mechanisms, OAuth tokens, Kerberos), ``consumer`` (offsets lookup, ranged and packed fetches),
 ``producer`` (producer, accumulator, sender, idempotence, transactions) and ``admin`` (topics, configs, groups,
-the cluster as rows). ``config``, ``errors`` and ``retry`` are the ground they all stand on. The roles take a
-``KafkaClient`` as an argument, as franz-go's kadm takes a kgo client:
+the cluster as rows). ``settings`` (the options, parsed once into typed settings), ``errors`` and ``retry`` are the
+ground they all stand on. The roles take a ``KafkaClient`` as an argument, as franz-go's kadm takes a kgo client:
 
     from spark_kwire.client import Admin, KafkaClient, Producer, fetch_range, list_offsets
 
@@ -23,7 +23,7 @@ import importlib
 # the data source's planning code, must not pull in the record kernels and numba, which only reading and
 # writing tasks need (a quarter second in every new Spark Python worker).
 _WHERE = {
-    "Admin": "admin.admin", "ClientConfig": "config", "Secret": "config", "BrokerConnection": "core.connection",
+    "Admin": "admin.admin", "ClientConfig": "settings.config", "Secret": "settings.secret", "BrokerConnection": "core.connection",
     "PendingResponse": "core.connection", "KafkaClient": "core.kafka_client", "BrokerInfo": "core.metadata",
     "ClusterMetadata": "core.metadata", "PartitionInfo": "core.metadata", "TopicInfo": "core.metadata",
     "RangeReader": "consumer.fetcher", "fetch_range": "consumer.fetcher", "list_offsets": "consumer.offsets",

@@ -11,7 +11,7 @@ import random
 import time
 from typing import Iterable
 
-from spark_kwire.client.config import ClientConfig
+from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.client.errors import RetriesExhaustedError, is_retriable_error
 from spark_kwire.protocol.errors import KwireError
 

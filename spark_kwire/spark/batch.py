@@ -8,11 +8,13 @@ from __future__ import annotations
 import datetime as dt
 import math
 import sys
+from functools import partial
 from typing import Iterator
 
 from pyspark.sql import datasource as _api
 from pyspark.sql.datasource import DataSourceReader
 
+from spark_kwire.client.consumer.read_replica import planned_read_node
 from spark_kwire.spark.capabilities import FILTER_PUSHDOWN
 from spark_kwire.spark.delegation import partitions_for_tasks
 from spark_kwire.spark.options import ReadOptions
@@ -77,7 +79,7 @@ class KwireBatchReader(ReadsPlannedRanges, DataSourceReader):
         client = shared_client(self.options.kafka)
         ranges = plan_batch(client, self.options, narrow=self.bounds.narrow(client, self.options.read_committed))
         if self.options.pack_target:
-            ranges = pack_ranges(ranges, client.leader_for, self.options.pack_target)
+            ranges = pack_ranges(ranges, partial(planned_read_node, client), self.options.pack_target)
         return partitions_for_tasks(ranges, self.options)
 
 

@@ -9,9 +9,11 @@ module works on every supported release.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 
-__all__ = ["Capability", "ARROW_STREAM_WRITER", "FILTER_PUSHDOWN", "READ_LIMIT_API", "TIME_TYPE", "ALL", "summary"]
+__all__ = ["Capability", "ARROW_STREAM_WRITER", "FILTER_PUSHDOWN", "READ_LIMIT_API", "TIME_TYPE", "PIPELINES", "ALL",
+           "summary"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,17 @@ TIME_TYPE = Capability(
                             "spark-avro's from_avro does before Spark 4.2",
 )
 
-ALL = (ARROW_STREAM_WRITER, FILTER_PUSHDOWN, READ_LIMIT_API, TIME_TYPE)
+#: `pyspark.pipelines`: Spark Declarative Pipelines (the `spark-pipelines` CLI, `@dp.table`, `dp.create_sink`). Found
+#: without importing it (it loads Spark Connect's client, which kwire's Python workers do not need).
+PIPELINES = Capability(
+    name="Spark Declarative Pipelines (pyspark.pipelines)",
+    since="Spark 4.1",
+    available=importlib.util.find_spec("pyspark.pipelines") is not None,
+    what_kwire_does_without="nothing to fall back on: kwire's streams (readStream, writeStream) and temporary "
+                            "views work on every release; pipelines need Spark 4.1 or later",
+)
+
+ALL = (ARROW_STREAM_WRITER, FILTER_PUSHDOWN, READ_LIMIT_API, TIME_TYPE, PIPELINES)
 
 
 def summary() -> dict[str, bool]:

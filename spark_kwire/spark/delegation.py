@@ -3,14 +3,15 @@
 The planning side (Spark's driver: a batch read's planning, every micro-batch's ``partitions``, the writer
 made for every write job and micro-batch) logs in with the query's own options (Kerberos), and gets the token
 of its cluster and principal from :func:`~spark_kwire.client.admin.token_keeper.held_delegation_token` (one per
-process, renewed or replaced before it expires). Tasks receive Kafka options without any ``sasl.*`` setting of
-the driver, authenticating with SASL/SCRAM as the token (its id as user name, its HMAC as password,
-``tokenauth=true``): they never touch Kerberos, so executors need no keytab, ticket cache or krb5 config.
+process, renewed or replaced before it expires). Tasks receive the query's settings with the driver's login
+replaced by the token's (:class:`~spark_kwire.client.settings.logins.DelegationTokenLogin`: SASL/SCRAM with its id
+as user name, its HMAC as password, ``tokenauth=true``): they never touch Kerberos, so executors need no keytab,
+ticket cache or krb5 config, and the driver's Kerberos settings do not travel to them.
 
 How the token reaches tasks: a read's partitions carry it (:class:`TokenAuthenticated`), because Spark makes a
 stream's task-side reader once, when the query starts, while it plans partitions for every micro-batch; a
 write's options carry it, because Spark makes the writer again for every job and micro-batch. The HMAC travels
-as a :class:`~spark_kwire.client.config.Secret` (masked in pickles, ``'***'`` in reprs and plans).
+as a :class:`~spark_kwire.client.settings.secret.Secret` (masked in pickles, ``'***'`` in reprs and plans).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pyspark.sql.datasource import InputPartition
 
 from spark_kwire.client.admin.delegation_tokens import DelegationTokenError
 from spark_kwire.client.admin.token_keeper import held_delegation_token
+from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.spark.shared_client import shared_client
 
 __all__ = ["TokenAuthenticated", "token_task_options", "partitions_for_tasks", "write_options_for_tasks"]
@@ -29,18 +31,18 @@ __all__ = ["TokenAuthenticated", "token_task_options", "partitions_for_tasks", "
 
 @dataclass(frozen=True)
 class TokenAuthenticated(InputPartition):
-    """A planned read partition and the Kafka options its task reads with (a delegation token's SCRAM login)."""
+    """A planned read partition and the Kafka settings its task reads with (a delegation token's SCRAM login)."""
     partition: InputPartition
-    kafka: dict = field(repr=False, hash=False, compare=False)
+    kafka: ClientConfig = field(repr=False, hash=False, compare=False)
 
     @property
     def size(self) -> int:
         return getattr(self.partition, "size", 0)
 
 
-def token_task_options(kafka: dict, mechanism: str) -> dict:
-    """The options tasks use: `kafka` without its ``sasl.*`` settings, plus SCRAM `mechanism` as the delegation
-    token this process holds for the cluster and the principal `kafka` logs in as."""
+def token_task_options(kafka: ClientConfig, mechanism: str) -> ClientConfig:
+    """The settings tasks use: `kafka` with its login replaced by SCRAM `mechanism` as the delegation token this
+    process holds for the cluster and the principal `kafka` logs in as."""
     client = shared_client(kafka)
     try:
         token = held_delegation_token(client)
@@ -49,9 +51,7 @@ def token_task_options(kafka: dict, mechanism: str) -> dict:
         raise DelegationTokenError(
             f"delegationToken=true: the driver could not obtain a Kafka delegation token from {servers} for its "
             f"tasks: {exc}", code=exc.code) from None
-    task = {key: value for key, value in kafka.items() if not key.startswith("sasl.")}
-    task.update(token.client_options(mechanism))
-    return task
+    return kafka.replace(sasl_mechanism=mechanism, sasl=token.login(mechanism))
 
 
 def partitions_for_tasks(partitions: list, options) -> list:

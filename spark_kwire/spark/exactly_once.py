@@ -214,17 +214,16 @@ def abort_all(client, messages, prefix: str, timeout_ms: int) -> None:
                         "transaction.timeout.ms): %s", index, exc)
 
 
-def transaction_options(opts: Mapping[str, str], kafka: Mapping[str, str], *, streaming: bool
-                        ) -> tuple[str, str | None, int | None]:
-    """(deliveryGuarantee, transactionalIdPrefix, transaction timeout ms) from lower-cased write options."""
+def transaction_options(opts: Mapping[str, str], kafka, *, streaming: bool) -> tuple[str, str | None, int | None]:
+    """(deliveryGuarantee, transactionalIdPrefix, transaction timeout ms) from lower-cased write options and the
+    query's Kafka settings as read (``kafka``: :class:`~spark_kwire.client.settings.parse.OptionValues`)."""
     guarantee = parse_guarantee(opts.get("deliveryguarantee"))
     prefix = opts.get("transactionalidprefix")
-    raw_timeout = kafka.get("transaction.timeout.ms")
     if guarantee == AT_LEAST_ONCE:
         if prefix is not None:
             raise KwireOptionError("Option 'transactionalIdPrefix' applies only with "
                                    "deliveryGuarantee=exactly-once; at-least-once writes use no transactions.")
-        if raw_timeout is not None:
+        if "transaction.timeout.ms" in kafka.given:
             raise KwireOptionError("Option 'kafka.transaction.timeout.ms' applies only with "
                                    "deliveryGuarantee=exactly-once; at-least-once writes use no transactions.")
         return guarantee, None, None
@@ -234,13 +233,4 @@ def transaction_options(opts: Mapping[str, str], kafka: Mapping[str, str], *, st
             raise KwireOptionError("Option 'transactionalIdPrefix' must not be empty.")
     else:
         prefix = default_prefix(opts.get("checkpointlocation"), streaming=streaming)
-    timeout_ms = 60_000
-    if raw_timeout is not None:
-        try:
-            timeout_ms = int(str(raw_timeout).strip())
-        except ValueError:
-            timeout_ms = 0
-        if timeout_ms <= 0:
-            raise KwireOptionError(f"Option 'kafka.transaction.timeout.ms' must be a positive number of "
-                                   f"milliseconds, got {raw_timeout!r}.")
-    return guarantee, prefix, timeout_ms
+    return guarantee, prefix, kafka.get("transaction.timeout.ms", 60_000)

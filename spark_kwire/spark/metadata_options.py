@@ -6,8 +6,9 @@ import difflib
 from typing import Mapping
 
 from spark_kwire.client.admin.cluster_tables import TABLES, NameFilter
+from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.options import kafka_params, parse_names, parse_pattern
+from spark_kwire.spark.options import kafka_params, kafka_settings, parse_names, parse_pattern, warn_ignored
 
 # The options a metadata read accepts (lower-case key -> documented spelling), and which tables use them.
 _METADATA_OPTION_NAMES = {"metadata": "metadata", "subscribe": "subscribe", "subscribepattern": "subscribePattern",
@@ -44,8 +45,8 @@ def parse_name_filter(opts: Mapping[str, str], names_key: str, pattern_key: str,
     return NameFilter()
 
 
-def parse_metadata_options(table: str, options: Mapping[str, str]) -> tuple[str, dict, NameFilter, NameFilter]:
-    """(table, kafka params, topic filter, group filter), after rejecting options that do not apply."""
+def parse_metadata_options(table: str, options: Mapping[str, str]) -> tuple[str, ClientConfig, NameFilter, NameFilter]:
+    """(table, Kafka client settings, topic filter, group filter), after rejecting options that do not apply."""
     table = metadata_table_name(table)
     opts = {str(k).lower(): v for k, v in options.items()}
     for key in opts:
@@ -62,7 +63,8 @@ def parse_metadata_options(table: str, options: Mapping[str, str]) -> tuple[str,
             f"Unknown option '{key}' for a kwire metadata read of table '{table}'.{suggestion} Accepted options: "
             f"{', '.join(accepted)}, and Kafka client settings prefixed with 'kafka.'."
         )
-    params = kafka_params(opts)
+    values, settings = kafka_settings(kafka_params(opts))
+    warn_ignored(values)
     topics = parse_name_filter(opts, "subscribe", "subscribepattern", "topic")
     groups = parse_name_filter(opts, "groups", "grouppattern", "group")
-    return table, params, topics, groups
+    return table, settings, topics, groups

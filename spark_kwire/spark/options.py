@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from spark_kwire.client.admin.cluster_tables import NameFilter
-from spark_kwire.client.config import Secret, is_sensitive_key
+from spark_kwire.client.errors import ConfigError
+from spark_kwire.client.settings.config import ClientConfig
+from spark_kwire.client.settings.parse import OptionValues, RefusedSettingError, UnknownSettingError, \
+    describe_ignored, parse_options
+from spark_kwire.client.settings.secret import Secret, is_sensitive_key
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.sasl_options import DELEGATION_TOKEN_OPTIONS, check_security_options, parse_delegation_token
 from spark_kwire.spark.typed import options as typed_options
@@ -127,9 +131,24 @@ def _reject_unknown(options: Mapping[str, str], known: list[str], what: str,
         )
 
 
+# Options no use of kwire takes: refused when the options are judged before Spark says which use follows.
+_NOT_FOR_ANY_USE = {**{k: _NOT_FOR_READS[k] for k in ("groups", "grouppattern", "checkpointlocation", "queryname")},
+                    "path": "kwire takes no path: name the topics with 'subscribe', 'subscribePattern' or 'assign' "
+                            "to read, with 'topic' (or a 'topic' column) to write",
+                    "paths": "kwire takes no path"}
+
+
+def reject_unknown_for_any_use(options: Mapping[str, str]) -> None:
+    """Refuse options that no use of kwire accepts. This is the level a temporary view's options (and load()'s)
+    are judged at, before Spark says whether a read or a write follows; read-only and write-only options are
+    judged when one happens."""
+    known = sorted(set(BATCH_READ_OPTIONS + STREAM_READ_OPTIONS + WRITE_OPTIONS + ["metadata"]), key=str.lower)
+    _reject_unknown({k.lower(): v for k, v in options.items()}, known, "a kwire read or write", _NOT_FOR_ANY_USE)
+
+
 def kafka_params(options: Mapping[str, str], *, for_write: bool = False) -> dict[str, str]:
-    """The `kafka.*` options with the prefix removed, after rejecting those that make no sense here; values of
-    sensitive settings are wrapped in :class:`~spark_kwire.client.config.Secret`."""
+    """The `kafka.*` options with the prefix removed, after refusing those Spark's kafka source refuses; values of
+    sensitive settings are wrapped in :class:`~spark_kwire.client.settings.secret.Secret`."""
     unsupported = _UNSUPPORTED_KAFKA_WRITE if for_write else _UNSUPPORTED_KAFKA_READ
     params = {}
     for key, value in options.items():
@@ -139,15 +158,40 @@ def kafka_params(options: Mapping[str, str], *, for_write: bool = False) -> dict
         name = k[len("kafka."):]
         if name in unsupported:
             raise KwireOptionError(f"Kafka option 'kafka.{name}' is not supported: {unsupported[name]}.")
-        # secrets (JAAS lines, client secrets, passwords) travel to executors masked, never as clear text
         params[name] = Secret(value) if is_sensitive_key(name) and not isinstance(value, Secret) else value
-    if not params.get("bootstrap.servers", "").strip():
+    if not str(params.get("bootstrap.servers", "")).strip():
         raise KwireOptionError(
             "Option 'kafka.bootstrap.servers' is required: a comma-separated list of host:port, "
             "e.g. 'broker1:9092,broker2:9092'."
         )
-    check_security_options(params)
     return params
+
+
+def kafka_settings(params: Mapping[str, object]) -> tuple[OptionValues, ClientConfig]:
+    """The Kafka client settings of a query, parsed once: every name checked (an unknown one refused with the
+    closest known one), the security options checked together, then the settings built. A mistake raises
+    :class:`KwireOptionError` naming the option as the user spells it (``kafka.``)."""
+    try:
+        values = parse_options(params, prefix="kafka.")
+        check_security_options(values)
+        return values, ClientConfig.from_values(values)
+    except (UnknownSettingError, RefusedSettingError) as exc:
+        raise KwireOptionError(str(exc)) from None
+    except ConfigError as exc:
+        raise KwireOptionError(f"Option 'kafka.{exc.key}' is not valid: {exc}") from None
+
+
+_warned_streams: set[str] = set()
+
+
+def warn_ignored(values: OptionValues, *, stream: str | None = None) -> None:
+    """Name the settings that have no effect in kwire in one warning; once per query: a stream's writer, which Spark
+    makes for every micro-batch, warns once per checkpoint location (``stream``) in a process."""
+    if not values.ignored or (stream is not None and stream in _warned_streams):
+        return
+    if stream is not None:
+        _warned_streams.add(stream)
+    log.warning("%s", describe_ignored(values))
 
 
 def parse_bool(options: Mapping[str, str], name: str, default: bool) -> bool:
@@ -301,9 +345,10 @@ class OffsetBound:
         return dict(self.offsets)
 
 
-def parse_offset_bound(options: Mapping[str, str], side: str, *, default: str, streaming: bool = False) -> OffsetBound:
+def parse_offset_bound(options: Mapping[str, str], side: str, *, default: str, streaming: bool = False,
+                       group_id: str | None = None) -> OffsetBound:
     """Parse the starting or ending bound ('starting' or 'ending') with Spark's precedence:
-    the global timestamp, then per-partition timestamps, then offsets."""
+    the global timestamp, then per-partition timestamps, then offsets. ``group_id``: kafka.group.id."""
     ts_name, by_ts_name, offsets_name = f"{side}Timestamp", f"{side}OffsetsByTimestamp", f"{side}Offsets"
     if ts_name.lower() in options:
         raw = options[ts_name.lower()]
@@ -324,7 +369,7 @@ def parse_offset_bound(options: Mapping[str, str], side: str, *, default: str, s
     raw = options.get(offsets_name.lower(), default).strip()
     lowered = raw.lower()
     if side == "starting" and lowered == "group":
-        group = options.get("startingoffsetsgroup") or options.get("kafka.group.id") or options.get("commitoffsetstogroup")
+        group = options.get("startingoffsetsgroup") or group_id or options.get("commitoffsetstogroup")
         if not group:
             raise KwireOptionError(
                 "startingOffsets='group' needs a consumer group: set 'commitOffsetsToGroup' (or 'startingOffsetsGroup')."
@@ -363,7 +408,7 @@ _STRATEGIES = ("error", "latest")
 @dataclass(frozen=True)
 class ReadOptions:
     """Everything a batch or streaming read needs, validated at planning time."""
-    kafka: dict = field(hash=False, repr=False)  # may hold secrets: never shown
+    kafka: ClientConfig = field(hash=False, repr=False)  # the Kafka client settings (secrets show as '***')
     subscription: Subscription
     starting: OffsetBound
     ending: OffsetBound | None
@@ -383,7 +428,7 @@ class ReadOptions:
 
     @property
     def read_committed(self) -> bool:
-        return self.kafka.get("isolation.level", "read_uncommitted") == "read_committed"
+        return self.kafka.read_committed
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool | None = False) -> "ReadOptions":
@@ -398,25 +443,23 @@ class ReadOptions:
         else:
             known, misplaced, what = BATCH_READ_OPTIONS, {**_NOT_FOR_READS, **_NOT_FOR_BATCH_READS}, "batch read"
         _reject_unknown(opts, known, f"a kwire {what}", misplaced)
-        kafka = kafka_params(opts)
+        params = kafka_params(opts)
         # kwire's own bound on how far compressed batches may inflate (no Kafka property says it)
         max_inflated = parse_positive_int(opts, "maxDecompressedBytes")
         if max_inflated is not None:
-            kafka["kwire.max.decompressed.bytes"] = str(max_inflated)
+            params["kwire.max.decompressed.bytes"] = max_inflated
         # Spark's executors give up on a poll after kafkaConsumer.pollTimeoutMs; kwire's readers retry a fetch that
         # makes no progress for default.api.timeout.ms, so the one stands for the other unless both are given.
         poll_timeout = parse_positive_int(opts, "kafkaConsumer.pollTimeoutMs")
-        if poll_timeout is not None and "default.api.timeout.ms" not in kafka:
-            kafka["default.api.timeout.ms"] = str(poll_timeout)
+        if poll_timeout is not None and "default.api.timeout.ms" not in params:
+            params["default.api.timeout.ms"] = poll_timeout
         # Spark's driver retries offset lookups fetchOffset.numRetries times; kwire's retry within
         # kafka.default.api.timeout.ms instead (docs/options.md). Their values are still checked, as Spark parses them.
         parse_non_negative_int(opts, "fetchOffset.numRetries")
         parse_non_negative_int(opts, "fetchOffset.retryIntervalMs")
-        isolation = kafka.get("isolation.level", "read_uncommitted")
-        if isolation not in ("read_uncommitted", "read_committed"):
-            raise KwireOptionError(
-                f"Option 'kafka.isolation.level' must be 'read_uncommitted' or 'read_committed', got {isolation!r}."
-            )
+        values, kafka = kafka_settings(params)
+        if streaming is not None:  # reader() or streamReader(), once per query (load() says None)
+            warn_ignored(values)
         strategy = opts.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
         if strategy not in _STRATEGIES:
             raise KwireOptionError(
@@ -437,7 +480,7 @@ class ReadOptions:
                 if name.lower() in opts:
                     log.warning("kwire: option '%s' is ignored in batch queries (as by Spark's kafka source)", name)
         starting = parse_offset_bound(opts, "starting", default="latest" if streaming is not False else "earliest",
-                                      streaming=streaming is not False)
+                                      streaming=streaming is not False, group_id=kafka.group_id)
         if "startingoffsetsgroup" in opts and starting.kind != "group":
             raise KwireOptionError(
                 "Option 'startingOffsetsGroup' names the consumer group to start from and is used only with "
@@ -512,7 +555,7 @@ def parse_duration_ms(raw: str, name: str) -> int:
 @dataclass(frozen=True)
 class WriteOptions:
     """Options of the kwire sink."""
-    kafka: dict = field(hash=False, repr=False)  # may hold secrets: never shown
+    kafka: ClientConfig = field(hash=False, repr=False)  # the Kafka client settings (secrets show as '***')
     topic: str | None
     delivery_guarantee: str = "at-least-once"  # or "exactly-once" (spark/exactly_once.py)
     transactional_id_prefix: str | None = None  # exactly-once only; tasks use <prefix>-<partition id>
@@ -525,20 +568,23 @@ class WriteOptions:
         return self.delivery_guarantee == "exactly-once"
 
     @classmethod
-    def parse(cls, options: Mapping[str, str], *, streaming: bool = False) -> "WriteOptions":
+    def parse(cls, options: Mapping[str, str], *, streaming: bool = False, warn: bool = True) -> "WriteOptions":
+        """Validate and interpret a write's options; ``warn`` names the settings with no effect (once per query)."""
         opts = {k.lower(): v for k, v in options.items()}
         if streaming:
             _reject_unknown(opts, WRITE_OPTIONS, "a kwire streaming write", _NOT_FOR_WRITES,
                             tolerated=_SPARK_INJECTED_STREAM_WRITE)
         else:
             _reject_unknown(opts, WRITE_OPTIONS, "a kwire write", {**_NOT_FOR_WRITES, **_NOT_FOR_BATCH_WRITES})
-        kafka = kafka_params(opts, for_write=True)
+        values, kafka = kafka_settings(kafka_params(opts, for_write=True))
+        if warn:
+            warn_ignored(values, stream=str(opts.get("checkpointlocation")) if streaming else None)
         topic = opts.get("topic")
         if topic is not None and not topic.strip():
             raise KwireOptionError("Option 'topic' must name a topic when given.")
         from spark_kwire.spark.exactly_once import transaction_options
 
-        guarantee, prefix, timeout_ms = transaction_options(opts, kafka, streaming=streaming)
+        guarantee, prefix, timeout_ms = transaction_options(opts, values, streaming=streaming)
         return cls(kafka=kafka, topic=topic.strip() if topic else None, delivery_guarantee=guarantee,
                    transactional_id_prefix=prefix, transaction_timeout_ms=timeout_ms,
                    delegation_token=parse_delegation_token(opts, kafka),

@@ -4,9 +4,10 @@ Spark pays a fixed cost for every Python task (about 40 ms here), so one task pe
 a read of many small partitions slow whatever the source does. When the user sets neither
 minPartitions nor maxRecordsPerPartition (whose meaning is Spark's and is kept exactly), kwire packs:
 
-* the ranges are grouped by the broker leading their partition, so that a task's reader can fetch all
-  of its ranges with multi-partition Fetch requests to one broker;
-* each leader's ranges, in (topic, partition) order, are cut into ceil(records / target) tasks of about
+* the ranges are grouped by the broker their partition is expected to be read from (its leader; with
+  kafka.client.rack, an in-sync replica in that rack), so that a task's reader can fetch all of its ranges
+  with multi-partition Fetch requests to one broker;
+* each broker's ranges, in (topic, partition) order, are cut into ceil(records / target) tasks of about
   equal size. A range larger than a task is split across tasks; a task holds each piece of a partition
   as one contiguous range, read in offset order.
 
@@ -35,35 +36,36 @@ DEFAULT_TARGET_RECORDS = DEFAULT_PACK_TARGET_RECORDS
 
 @dataclass(frozen=True)
 class PackedRanges(InputPartition):
-    """One Spark partition's work: several offset ranges led by one broker, read one after the other."""
+    """One Spark partition's work: several offset ranges expected to be read from one broker, one after the other."""
     ranges: tuple[OffsetRange, ...]
-    leader: int = -1
+    node: int = -1
 
     @property
     def size(self) -> int:
         return sum(r.size for r in self.ranges)
 
 
-def pack_ranges(ranges: Iterable[OffsetRange], leader_of: Callable[[str, int], int],
+def pack_ranges(ranges: Iterable[OffsetRange], node_of: Callable[[str, int], int],
                 target_records: int = DEFAULT_TARGET_RECORDS) -> list[PackedRanges]:
-    """Spark partitions for `ranges`: grouped by leader, each group cut into tasks of about
-    `target_records` (see the module docstring). Empty ranges are dropped."""
+    """Spark partitions for `ranges`: grouped by `node_of(topic, partition)` (the broker a partition is expected
+    to be read from), each group cut into tasks of about `target_records` (see the module docstring). Empty ranges
+    are dropped."""
     if target_records <= 0:
         raise ValueError(f"target_records must be positive, got {target_records}")
-    by_leader: dict[int, list[OffsetRange]] = {}
+    by_node: dict[int, list[OffsetRange]] = {}
     for r in ranges:
         if r.size > 0:
-            by_leader.setdefault(_leader(leader_of, r), []).append(r)
+            by_node.setdefault(_node(node_of, r), []).append(r)
     packed: list[PackedRanges] = []
-    for leader in sorted(by_leader):
-        group = sorted(by_leader[leader], key=lambda r: (r.topic, r.partition, r.start))
-        packed.extend(PackedRanges(tuple(task), leader) for task in _cut_evenly(group, target_records))
+    for node in sorted(by_node):
+        group = sorted(by_node[node], key=lambda r: (r.topic, r.partition, r.start))
+        packed.extend(PackedRanges(tuple(task), node) for task in _cut_evenly(group, target_records))
     return packed
 
 
-def _leader(leader_of, r: OffsetRange) -> int:
+def _node(node_of, r: OffsetRange) -> int:
     try:
-        return int(leader_of(r.topic, r.partition))
+        return int(node_of(r.topic, r.partition))
     except Exception:  # noqa: BLE001 -- no leader now (election under way): the reader finds it later
         return -1
 

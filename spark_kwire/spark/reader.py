@@ -15,6 +15,7 @@ import pyarrow as pa
 from spark_kwire.client.errors import OffsetOutOfRangeError, UnknownTopicError
 from spark_kwire.client.consumer.fetcher import fetch_range
 from spark_kwire.client.consumer.packed_fetch import PackedFetch
+from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.protocol.records import from_numpy, warming
 from spark_kwire.spark.errors import DataLossError
 from spark_kwire.spark.packing import PackedRanges
@@ -59,7 +60,7 @@ def to_record_batch(decoded, topic: str, partition: int, include_headers: bool) 
     return pa.RecordBatch.from_arrays(columns, schema=arrow_read_schema(include_headers))
 
 
-def read_partition(kafka_params: dict, partition, *, include_headers: bool, read_committed: bool,
+def read_partition(kafka: ClientConfig, partition, *, include_headers: bool, read_committed: bool,
                    fail_on_data_loss: bool) -> Iterator[pa.RecordBatch]:
     """Read one Spark partition: an OffsetRange, or PackedRanges whose ranges are read one after the other
     (each in offset order), their first Fetches batched per leader."""
@@ -67,21 +68,21 @@ def read_partition(kafka_params: dict, partition, *, include_headers: bool, read
     settings = {"include_headers": include_headers, "read_committed": read_committed,
                 "fail_on_data_loss": fail_on_data_loss}
     if isinstance(partition, PackedRanges):
-        yield from coalesce_small_batches(_read_packed(kafka_params, partition, **settings))
+        yield from coalesce_small_batches(_read_packed(kafka, partition, **settings))
     else:
-        yield from coalesce_small_batches(read_range(kafka_params, partition, **settings))
+        yield from coalesce_small_batches(read_range(kafka, partition, **settings))
 
 
-def _read_packed(kafka_params: dict, packed: PackedRanges, *, include_headers: bool, read_committed: bool,
+def _read_packed(kafka: ClientConfig, packed: PackedRanges, *, include_headers: bool, read_committed: bool,
                  fail_on_data_loss: bool) -> Iterator[pa.RecordBatch]:
     ranges = [r for r in packed.ranges if r.size > 0]
     if not ranges:
         return
-    client = shared_client(kafka_params)
+    client = shared_client(kafka)
     isolation = "read_committed" if read_committed else "read_uncommitted"
     batched = PackedFetch(client, ranges, isolation_level=isolation)
     for index, rng in enumerate(ranges):
-        yield from read_range(kafka_params, rng, include_headers=include_headers, read_committed=read_committed,
+        yield from read_range(kafka, rng, include_headers=include_headers, read_committed=read_committed,
                               fail_on_data_loss=fail_on_data_loss, prefetched=batched.first_fetch(index))
 
 
@@ -119,14 +120,14 @@ def _concatenated(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
     return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
 
 
-def read_range(kafka_params: dict, rng: OffsetRange, *, include_headers: bool, read_committed: bool,
+def read_range(kafka: ClientConfig, rng: OffsetRange, *, include_headers: bool, read_committed: bool,
                fail_on_data_loss: bool, prefetched=None) -> Iterator[pa.RecordBatch]:
     """Fetch [rng.start, rng.end) of one partition. Offsets that vanished meanwhile follow failOnDataLoss.
     `prefetched` is the answer to the range's first Fetch when it was sent along with others."""
     # A plan with no ranges reaches the reader as Spark's placeholder InputPartition(None).
     if not isinstance(rng, OffsetRange) or rng.size <= 0:
         return
-    client = shared_client(kafka_params)
+    client = shared_client(kafka)
     isolation = "read_committed" if read_committed else "read_uncommitted"
     stats = _Stats(rng)
     position = rng.start

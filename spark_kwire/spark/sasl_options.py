@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from spark_kwire.client.auth.jaas import parse_jaas_config
-from spark_kwire.client.auth.kerberos.settings import kerberos_settings
-from spark_kwire.client.config import ClientConfig, reveal
+from spark_kwire.client.settings.config import ClientConfig
+from spark_kwire.client.settings.logins import DelegationTokenLogin
+from spark_kwire.client.settings.parse import OptionValues
 from spark_kwire.spark.errors import KwireOptionError
 
 __all__ = ["DELEGATION_TOKEN_OPTIONS", "TOKEN_MECHANISMS", "check_security_options", "parse_delegation_token"]
@@ -35,48 +35,27 @@ TOKEN_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256")
 _SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 
 
-def _protocol(kafka: Mapping) -> str:
-    return (reveal(kafka.get("security.protocol")) or "PLAINTEXT").strip().upper()
-
-
-def _mechanism(kafka: Mapping) -> str:
-    return (reveal(kafka.get("sasl.mechanism")) or "GSSAPI").strip().upper()  # Kafka's default
-
-
-def check_security_options(kafka: Mapping) -> None:
-    """Refuse SASL options that the connection would not use (``kafka`` without the ``kafka.`` prefix)."""
-    protocol = _protocol(kafka)
-    sasl = sorted(k for k in kafka if k.startswith("sasl."))
+def check_security_options(values: OptionValues) -> None:
+    """Refuse SASL options that the connection would not use (``values``: the ``kafka.*`` options as the settings
+    read them, before the logins are built)."""
+    protocol = values.security_protocol
+    sasl = values.given_with("sasl.")
     if sasl and protocol not in _SASL_PROTOCOLS:
         raise KwireOptionError(
             f"Option 'kafka.{sasl[0]}' configures SASL authentication, but 'kafka.security.protocol' is {protocol}"
-            f"{' (the default)' if 'security.protocol' not in kafka else ''}, which does not use SASL: set "
+            f"{' (the default)' if 'security.protocol' not in values.given else ''}, which does not use SASL: set "
             f"kafka.security.protocol to SASL_SSL (SASL over TLS) or SASL_PLAINTEXT, as the brokers' listener "
             f"expects, or remove the kafka.sasl.* options.")
-    kerberos = sorted(k for k in kafka if k.startswith("sasl.kerberos."))
-    if kerberos and _mechanism(kafka) != "GSSAPI":
+    kerberos = values.given_with("sasl.kerberos.")
+    if kerberos and values.sasl_mechanism != "GSSAPI":
         raise KwireOptionError(
             f"Option 'kafka.{kerberos[0]}' applies to Kerberos (kafka.sasl.mechanism=GSSAPI), but "
-            f"kafka.sasl.mechanism is {_mechanism(kafka)}: remove it, or set kafka.sasl.mechanism=GSSAPI.")
-    if protocol in _SASL_PROTOCOLS and _mechanism(kafka) == "GSSAPI":
-        # the Krb5LoginModule line and sasl.kerberos.* read now (paths only, no KDC), so that mistakes show at load()
-        kerberos_settings(ClientConfig.from_kafka_options(kafka))
+            f"kafka.sasl.mechanism is {values.sasl_mechanism}: remove it, or set kafka.sasl.mechanism=GSSAPI.")
 
 
-def _is_token_login(kafka: Mapping) -> bool:
-    jaas = kafka.get("sasl.jaas.config")
-    if not reveal(jaas):
-        return False
-    try:
-        options = parse_jaas_config(jaas).options
-    except Exception:  # a malformed line is reported, without its text, when the client is built
-        return False
-    return str(options.get("tokenauth", "")).strip().lower() == "true"
-
-
-def parse_delegation_token(opts: Mapping[str, str], kafka: Mapping) -> str | None:
+def parse_delegation_token(opts: Mapping[str, str], kafka: ClientConfig) -> str | None:
     """The SCRAM mechanism tasks authenticate with through a delegation token (``delegationToken=true``), or
-    None when tasks use the query's options as they are. `opts` has lower-case keys."""
+    None when tasks use the query's settings as they are. `opts` has lower-case keys."""
     raw = opts.get("delegationtoken")
     mechanism = opts.get("delegationtoken.mechanism")
     enabled = str(raw).strip().lower() if raw is not None else "false"
@@ -91,13 +70,13 @@ def parse_delegation_token(opts: Mapping[str, str], kafka: Mapping) -> str | Non
     if mechanism not in TOKEN_MECHANISMS:
         raise KwireOptionError(f"Option 'delegationToken.mechanism' must be one of {', '.join(TOKEN_MECHANISMS)} "
                                f"(delegation tokens authenticate through SCRAM), got {mechanism!r}.")
-    protocol = _protocol(kafka)
+    protocol = kafka.security_protocol
     if protocol not in _SASL_PROTOCOLS:
         raise KwireOptionError(
             f"Option 'delegationToken' needs kafka.security.protocol SASL_SSL or SASL_PLAINTEXT (it is {protocol}): "
             f"the driver obtains the token over its own SASL login (Kerberos: kafka.sasl.mechanism=GSSAPI with a "
             f"keytab or ticket cache), and tasks authenticate with the token through SASL/SCRAM on the same listener.")
-    if _is_token_login(kafka):
+    if isinstance(kafka.sasl, DelegationTokenLogin):
         raise KwireOptionError(
             "Option 'delegationToken' obtains a token with the driver's own login, but kafka.sasl.jaas.config already "
             "authenticates with a delegation token (tokenauth=true), and Kafka refuses token requests from "

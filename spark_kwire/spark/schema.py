@@ -7,10 +7,10 @@ the data source and plans its reads and writes need the Spark half alone, and st
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from pyspark.sql.types import (
-    ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType, TimestampType,
+    ArrayType, BinaryType, DataType, IntegerType, LongType, StringType, StructField, StructType, TimestampType,
 )
 
 if TYPE_CHECKING:
@@ -34,6 +34,16 @@ def read_schema(include_headers: bool) -> StructType:
         fields.append(StructField("headers", HEADERS_TYPE))
     return StructType(fields)
 
+
+def write_view_schema(types: Mapping[str, DataType], *, with_topic: bool) -> StructType:
+    """The columns of a view that is only written (it names no topics to read): those of Spark's `kafka` sink in
+    its documentation's order, 'topic' when the view names none. Key and value are strings (SQL's INSERT casts
+    binary to string keeping its bytes, not string to binary), or of their schema's type when typed."""
+    fields = [StructField(name, types.get(name, StringType())) for name in ("key", "value")]
+    fields.append(StructField("headers", HEADERS_TYPE))
+    if with_topic:
+        fields.append(StructField("topic", StringType()))
+    return StructType(fields + [StructField("partition", IntegerType())])
 
 @lru_cache(maxsize=None)
 def arrow_read_schema(include_headers: bool) -> pa.Schema:

@@ -9,8 +9,8 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
-from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.core.kafka_client import KafkaClient
+from spark_kwire.client.settings.config import ClientConfig
 
 if TYPE_CHECKING:  # the producer (and numba with it) is imported by the tasks that write, not by planning
     from spark_kwire.client.producer.producer import Producer
@@ -20,37 +20,34 @@ __all__ = ["shared_client", "leased_producer", "PRODUCER_REUSE_IDLE_S"]
 # A producer left idle longer than this is not reused: the next task asks for a new producer id.
 PRODUCER_REUSE_IDLE_S = 600.0
 
-_clients: dict[tuple, KafkaClient] = {}
-_idle_producers: dict[tuple, list["Producer"]] = {}
+_clients: dict[str, KafkaClient] = {}
+_idle_producers: dict[str, list["Producer"]] = {}
 _lock = threading.Lock()
 
 
-def _key(kafka_params: dict) -> tuple:
-    return tuple(sorted(kafka_params.items()))
-
-
-def shared_client(kafka_params: dict) -> KafkaClient:
+def shared_client(settings: ClientConfig) -> KafkaClient:
     """One client per distinct configuration in this Python process, reused across Spark tasks
-    (Spark reuses Python workers), so a task does not pay for connecting and negotiating again."""
-    key = _key(kafka_params)
+    (Spark reuses Python workers), so a task does not pay for connecting and negotiating again. The settings come
+    parsed from the driver; their fingerprint (a digest, equal in every process) is the key."""
+    key = settings.fingerprint
     with _lock:
         client = _clients.get(key)
         if client is None:
-            client = KafkaClient(ClientConfig.from_kafka_options(kafka_params))
+            client = KafkaClient(settings)
             _clients[key] = client
         return client
 
 
 @contextmanager
-def leased_producer(kafka_params: dict) -> Iterator[Producer]:
-    """A producer for one task's write, on the shared client of ``kafka_params``.
+def leased_producer(settings: ClientConfig) -> Iterator[Producer]:
+    """A producer for one task's write, on the shared client of ``settings``.
 
     It is the producer of an earlier task of this process when that task's write ended with everything
     acknowledged (nothing in doubt) less than PRODUCER_REUSE_IDLE_S ago: the same producer id, with the sequence
     numbers going on, and each partition's first batch alone in flight again. A write that raises, or leaves
     anything unacknowledged, closes its producer, so the next task starts clean with a new producer id."""
-    key = _key(kafka_params)
-    client = shared_client(kafka_params)
+    key = settings.fingerprint
+    client = shared_client(settings)
     producer = None
     with _lock:
         idle = _idle_producers.get(key, [])

@@ -8,9 +8,13 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
 from spark_kwire.spark.capabilities import READ_LIMIT_API
+from spark_kwire.spark.catalog_tables import (
+    check_options_given, is_table_creation, refuse_table_creation, without_table_keys,
+)
+from spark_kwire.spark.definition import for_read, for_write, judge_definition
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options import ReadOptions, WriteOptions
-from spark_kwire.spark.schema import read_schema, typed_read_schema
+from spark_kwire.spark.schema import read_schema, typed_read_schema, write_view_schema
 from spark_kwire.spark.worker_gc import freeze_loaded_objects
 
 
@@ -54,6 +58,10 @@ class RefusingStreamReader(DataSourceStreamReader):
 class KwireDataSource(DataSource):
     """Apache Kafka through the Kafka wire protocol, with the options and columns of Spark's `kafka` source."""
 
+    def __init__(self, options) -> None:
+        self._creating_table = is_table_creation(options)
+        super().__init__(without_table_keys(options))
+
     @classmethod
     def name(cls) -> str:
         return "kwire"
@@ -66,13 +74,19 @@ class KwireDataSource(DataSource):
         return self.options.get("metadata")
 
     def schema(self) -> StructType:
+        if self._creating_table:
+            raise refuse_table_creation()
         if self._metadata_table() is not None:
             from spark_kwire.spark.metadata import metadata_schema
 
             return metadata_schema(self._metadata_table())
-        # Spark asks for the schema when the DataFrame is defined (load()), as Spark's kafka source checks its
-        # options then; whether it is a batch or a stream is known only later, so check what both refuse.
-        options = ReadOptions.parse(self.options, streaming=None)
+        # Spark asks for the schema when the DataFrame or temporary view is defined, as Spark's kafka source checks
+        # its options then; whether a batch or stream read, or a write (INSERT INTO a view), follows is known only
+        # later, so check what every use refuses (definition.py).
+        definition = judge_definition(self.options)
+        if definition.read is None:
+            return self._write_view_schema(definition.write)
+        options = definition.read
         if options.typed is None:
             return read_schema(self._include_headers())
         # Typed keys or values: their reader schemas are decided now, once (Spark pickles this instance with them
@@ -83,9 +97,19 @@ class KwireDataSource(DataSource):
             self._typed_read = resolve_typed_read(options)
         return typed_read_schema(self._include_headers(), self._typed_read)
 
+    @staticmethod
+    def _write_view_schema(options: WriteOptions) -> StructType:
+        """A view naming no topics to read has the columns a write takes (typed from the schemas it writes with)."""
+        types = {}
+        if options.typed is not None:
+            from spark_kwire.spark.typed.schemas import view_write_types
+
+            types = view_write_types(options.typed, options.topic)
+        return write_view_schema(types, with_topic=options.topic is None)
+
     def _read_options(self, streaming: bool) -> ReadOptions:
         """The read's options, with the typed sides' schemas decided at load() (see schema())."""
-        options = ReadOptions.parse(self.options, streaming=streaming)
+        options = ReadOptions.parse(for_read(self.options), streaming=streaming)
         if options.typed is None:
             return options
         from dataclasses import replace
@@ -104,6 +128,7 @@ class KwireDataSource(DataSource):
     def reader(self, schema: StructType):
         from spark_kwire.spark.batch import KwireBatchReader, KwirePushdownBatchReader, pushdown_enabled_by_caller
 
+        check_options_given(self.options)
         self._check_schema(schema)
         if self._metadata_table() is not None:
             from spark_kwire.spark.metadata import MetadataReader
@@ -115,6 +140,7 @@ class KwireDataSource(DataSource):
 
     def streamReader(self, schema: StructType):
         try:
+            check_options_given(self.options)
             self._check_schema(schema)
             options = self._read_options(streaming=True)
         except Exception as error:
@@ -127,12 +153,14 @@ class KwireDataSource(DataSource):
                        commit_only: bool = False) -> WriteOptions:
         from spark_kwire.spark.write_schema import validate_write_schema
 
+        check_options_given(self.options)
         if overwrite:
             raise KwireOptionError(
-                "Save mode 'overwrite' is not allowed for Kafka: records cannot be replaced. "
-                "Use .mode('append') (Spark offers Python data sources no other mode that fits Kafka)."
+                "Overwriting is not possible in Kafka: records cannot be replaced or deleted, so save mode "
+                "'overwrite' and INSERT OVERWRITE are refused and nothing was written. Use .mode('append') or "
+                "INSERT INTO (Spark offers Python data sources no other mode that fits Kafka)."
             )
-        options = WriteOptions.parse(self.options, streaming=streaming)
+        options = WriteOptions.parse(for_write(self.options), streaming=streaming, warn=not commit_only)
         if options.typed is not None and not commit_only:  # the schemas to encode with, and the fit, before any write
             from dataclasses import replace
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from functools import partial
 from typing import Iterable
 
 from pyspark.sql.datasource import DataSourceStreamReader
@@ -38,6 +39,7 @@ from pyspark.sql.datasource import DataSourceStreamReader
 from spark_kwire.client.admin.admin import Admin
 from spark_kwire.client.errors import UnknownTopicError
 from spark_kwire.client.consumer.offsets import list_offsets
+from spark_kwire.client.consumer.read_replica import planned_read_node
 from spark_kwire.protocol.errors import KwireError
 from spark_kwire.spark.capabilities import READ_LIMIT_API
 from spark_kwire.spark.delegation import partitions_for_tasks
@@ -279,7 +281,7 @@ class KwireStreamReaderBase(ReadsPlannedRanges, DataSourceStreamReader):
                 )
             log.warning("kwire: %s Continuing (failOnDataLoss=false).", message)
         if self.options.pack_target:
-            planned = pack_ranges(ranges, self._client.leader_for, self.options.pack_target)
+            planned = pack_ranges(ranges, partial(planned_read_node, self._client), self.options.pack_target)
         else:
             # Spark's micro-batches cut resolved ranges with KafkaOffsetRangeCalculator alone (empty ones dropped).
             planned = calculate_ranges(ranges, min_partitions=self.options.min_partitions,

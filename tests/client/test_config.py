@@ -70,18 +70,22 @@ def test_idempotence_conflicts_are_rejected():
                                          "max.in.flight.requests.per.connection": "6"})
 
 
-def test_unknown_keys_kept_in_extra_and_secrets_masked():
+def test_unknown_keys_are_refused_and_secrets_masked():
+    # Unknown keys were once kept in an untyped `extra` and ignored; now every key lands in a typed field, a
+    # declared no-effect setting, or is refused (tests/client/settings/ has the rest).
+    with pytest.raises(ConfigError, match="Unknown Kafka option 'my.api.secret'") as info:
+        ClientConfig.from_kafka_options({"bootstrap.servers": "h:1", "my.api.secret": "hunter2"})
+    assert "hunter2" not in str(info.value)
     c = ClientConfig.from_kafka_options({
-        "bootstrap.servers": "h:1", "some.custom.option": "x", "sasl.password": "hunter2",
-        "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required password=\"hunter2\";",
-        "ssl.key.password": "hunter2", "ssl.truststore.location": "/tmp/ts.pem", "my.api.secret": "hunter2",
+        "bootstrap.servers": "h:1", "security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
+        "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" "
+                            "password=\"hunter2\";",
+        "ssl.key.password": "hunter2", "ssl.truststore.location": "/tmp/ts.pem",
     })
-    assert c.extra["some.custom.option"] == "x"
-    assert isinstance(c.sasl_password, Secret) and c.sasl_password.reveal() == "hunter2"
-    assert c.ssl["ssl.truststore.location"] == "/tmp/ts.pem"
-    assert isinstance(c.ssl["ssl.key.password"], Secret)
-    assert isinstance(c.extra["my.api.secret"], Secret)
-    for text in (repr(c), str(c), repr(c.sasl_jaas_config), f"{c.sasl_password}", str(c.ssl), str(c.extra)):
+    assert isinstance(c.sasl.password, Secret) and c.sasl.password.reveal() == "hunter2"
+    assert c.tls.trust_file == ("ssl.truststore.location", "/tmp/ts.pem")
+    assert isinstance(c.tls.key_password, Secret)
+    for text in (repr(c), str(c), repr(c.sasl), f"{c.sasl.password}", str(c.tls)):
         assert "hunter2" not in text
     assert "'***'" in repr(c)
     blob = pickle.dumps(c)
@@ -89,8 +93,8 @@ def test_unknown_keys_kept_in_extra_and_secrets_masked():
     back = pickle.loads(blob)
     assert back == c and hash(back) == hash(c)
     assert {c: 1}[back] == 1  # usable as a cache key
-    assert back.sasl_password.reveal() == "hunter2"
-    assert back.ssl["ssl.key.password"].reveal() == "hunter2"
+    assert back.sasl.password.reveal() == "hunter2"
+    assert back.tls.key_password.reveal() == "hunter2"
 
 
 def test_config_error_pickles():

@@ -162,6 +162,7 @@ def test_tasks_use_the_token_and_executors_need_no_kerberos(kerberos, token_kafk
 
 def test_what_tasks_receive_holds_the_token_masked_and_nothing_of_kerberos(kerberos, token_kafka):
     from spark_kwire.client.admin.token_keeper import held_delegation_token
+    from spark_kwire.client.settings.logins import DelegationTokenLogin, GssapiLogin
     from spark_kwire.spark.delegation import TokenAuthenticated, partitions_for_tasks, write_options_for_tasks
     from spark_kwire.spark.options import ReadOptions, WriteOptions
     from spark_kwire.spark.planner import OffsetRange
@@ -177,10 +178,11 @@ def test_what_tasks_receive_holds_the_token_masked_and_nothing_of_kerberos(kerbe
     token = held_delegation_token(shared_client(read.kafka))
     assert isinstance(planned[0], TokenAuthenticated) and planned[0].partition == OffsetRange("t", 0, 0, 10)
     for task_kafka, mechanism in ((planned[0].kafka, "SCRAM-SHA-512"), (write.kafka, "SCRAM-SHA-256")):
-        assert task_kafka["sasl.mechanism"] == mechanism
-        assert not [k for k in task_kafka if k.startswith("sasl.kerberos")]
-        jaas = task_kafka["sasl.jaas.config"].reveal()
-        assert f'username="{token.token_id}"' in jaas and "tokenauth=true" in jaas and str(keytab) not in jaas
+        assert task_kafka.sasl_mechanism == mechanism
+        assert not isinstance(task_kafka.sasl, GssapiLogin)  # nothing of the driver's Kerberos login
+        login = task_kafka.sasl  # SCRAM as the token: its id, its HMAC, tokenauth=true
+        assert isinstance(login, DelegationTokenLogin) and login.username == token.token_id
+        assert login.password == token.hmac and str(keytab) not in repr(task_kafka)
     for shipped in (planned, write):
         data = pickle.dumps(shipped)
         assert token.hmac.reveal().encode() not in data and token.hmac_bytes not in data

@@ -111,22 +111,20 @@ def test_kafka_settings_that_make_no_sense_are_refused(name):
 
 def test_kafka_params_are_passed_without_prefix():
     o = parse({"kafka.request.timeout.ms": "5000", "kafka.client.id": "me"})
-    assert o.kafka["request.timeout.ms"] == "5000" and o.kafka["client.id"] == "me"
+    assert o.kafka.request_timeout_ms == 5000 and o.kafka.client_id == "me"
 
 
 def test_max_decompressed_bytes_reaches_the_client_config():
-    from spark_kwire.client.config import ClientConfig
-
     o = parse({"maxDecompressedBytes": "1048576"})
-    assert ClientConfig.from_kafka_options(o.kafka).max_decompressed_bytes == 1048576
-    assert ClientConfig.from_kafka_options(parse().kafka).max_decompressed_bytes == 256 * 1024 * 1024
+    assert o.kafka.max_decompressed_bytes == 1048576
+    assert parse().kafka.max_decompressed_bytes == 256 * 1024 * 1024
 
 
 def test_poll_timeout_bounds_fetch_retries_unless_kafka_setting_given():
-    assert parse({"kafkaConsumer.pollTimeoutMs": "5000"}).kafka["default.api.timeout.ms"] == "5000"
+    assert parse({"kafkaConsumer.pollTimeoutMs": "5000"}).kafka.default_api_timeout_ms == 5000
     both = parse({"kafkaConsumer.pollTimeoutMs": "5000", "kafka.default.api.timeout.ms": "7000"})
-    assert both.kafka["default.api.timeout.ms"] == "7000"
-    assert "default.api.timeout.ms" not in parse().kafka
+    assert both.kafka.default_api_timeout_ms == 7000
+    assert parse().kafka.default_api_timeout_ms is None
     with pytest.raises(KwireOptionError, match="kafkaConsumer.pollTimeoutMs"):
         parse({"kafkaConsumer.pollTimeoutMs": "soon"})
 
@@ -220,3 +218,63 @@ def test_durations():
     assert parse_duration_ms("2 seconds", "x") == 2000
     with pytest.raises(KwireOptionError, match="maxTriggerDelay"):
         parse({"maxTriggerDelay": "soon"}, streaming=True)
+
+
+def test_kafka_settings_are_accounted_for_when_the_options_are_parsed():
+    with pytest.raises(KwireOptionError, match=r"Unknown Kafka option 'kafka.bootstrap.server'\. Did you mean "
+                                               r"'kafka.bootstrap.servers'\?"):
+        parse({"kafka.bootstrap.server": "h:1"})
+    with pytest.raises(KwireOptionError, match=r"Unknown Kafka option 'kafka.totally.made.up'\. kwire takes"):
+        WriteOptions.parse({**WRITE, "kafka.totally.made.up": "x"})
+    with pytest.raises(KwireOptionError, match=r"'kafka.bootstrap.controllers' is not supported: kwire talks"):
+        parse({"kafka.bootstrap.controllers": "h:1"})
+    assert parse({"kafka.kwire.aws.region": "eu-west-1", "kafka.client.rack": "az1"}).kafka.client_rack == "az1"
+
+
+def _ignored_warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "have no effect in kwire" in r.getMessage()]
+
+
+def test_settings_with_no_effect_are_named_once_per_query_on_the_driver(caplog):
+    java_only = {"kafka.max.poll.records": "10", "kafka.heartbeat.interval.ms": "3000"}
+    parse(java_only, streaming=None)  # load(): batch or stream is not known yet, and reader() parses again
+    assert _ignored_warnings(caplog) == []
+    o = parse(java_only)  # reader(): once per batch query
+    assert o.kafka.ignored == ("heartbeat.interval.ms", "max.poll.records")
+    (warning,) = _ignored_warnings(caplog)
+    assert warning.count("'kafka.max.poll.records'") == 1 and "no poll loop" in warning
+    assert warning.count("'kafka.heartbeat.interval.ms'") == 1 and "no consumer group" in warning
+    caplog.clear()
+    stream = {**WRITE, **java_only, "checkpointLocation": f"/tmp/checkpoint-{id(caplog)}"}
+    for _ in range(3):  # Spark makes a stream's writer for every micro-batch (and one more to commit it)
+        WriteOptions.parse(stream, streaming=True)
+        WriteOptions.parse(stream, streaming=True, warn=False)
+    assert len(_ignored_warnings(caplog)) == 1
+
+
+def test_a_typo_fails_at_load_and_a_java_only_setting_warns_once_while_the_read_works(spark, bootstrap, create_topic,
+                                                                                        produce, topic_name):
+    topic = create_topic(topic_name)
+    produce(topic, [(None, b"v%d" % i) for i in range(5)])
+
+    def reader():  # a DataFrameReader keeps the options it was given: a new one for each query
+        return spark.read.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+
+    with pytest.raises(Exception, match=r"Unknown Kafka option 'kafka.bootstrap.server'\. Did you mean "
+                                        r"'kafka.bootstrap.servers'\?"):
+        reader().option("kafka.bootstrap.server", bootstrap).load()
+    logs = getattr(getattr(spark, "tvf", None), "python_worker_logs", None)  # Spark 4.1+ keeps the workers' logs
+    spark.conf.set("spark.sql.pyspark.worker.logging.enabled", "true")
+
+    def warnings() -> int:
+        return 0 if logs is None else logs().where("msg LIKE '%''kafka.max.poll.records''%'").count()
+
+    try:
+        before = warnings()
+        rows = reader().option("kafka.max.poll.records", "2").load().collect()
+        after = warnings()
+    finally:
+        spark.conf.unset("spark.sql.pyspark.worker.logging.enabled")
+    assert sorted(r.value for r in rows) == [b"v%d" % i for i in range(5)]
+    if logs is not None:
+        assert after - before == 1

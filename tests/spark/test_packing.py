@@ -15,6 +15,7 @@ from chispa import assert_df_equality
 from hypothesis import given, settings, strategies as st
 
 from spark_kwire.client.consumer.packed_fetch import PackedFetch
+from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options import DEFAULT_PACK_TARGET_RECORDS, ReadOptions
 from spark_kwire.spark.packing import PackedRanges, pack_ranges
@@ -46,7 +47,7 @@ def test_packing_keeps_every_offset_once_per_leader_contiguous(parts, target, br
         for piece in task.ranges:
             tp = (piece.topic, piece.partition)
             assert piece.size > 0
-            assert leader[tp] == task.leader  # one leader per task
+            assert leader[tp] == task.node  # one leader per task
             assert tp not in seen_in_task      # a partition is one contiguous piece within a task
             seen_in_task.add(tp)
             got.setdefault(tp, []).append((piece.start, piece.end))
@@ -61,7 +62,7 @@ def test_packing_keeps_every_offset_once_per_leader_contiguous(parts, target, br
     assert not got
     # Per leader: ceil(total / target) tasks whose sizes differ by at most one record.
     for b in set(leader.values()):
-        sizes = [t.size for t in packed if t.leader == b]
+        sizes = [t.size for t in packed if t.node == b]
         total = sum(r.size for r in ranges if leader[(r.topic, r.partition)] == b)
         assert len(sizes) == (math.ceil(total / target) if total else 0)
         if sizes:
@@ -157,7 +158,7 @@ def test_multi_partition_fetch_sends_one_request_per_window(bootstrap, wide_topi
     from spark_kwire.spark.shared_client import shared_client
 
     topic, count = wide_topic
-    params = {"bootstrap.servers": bootstrap}
+    params = ClientConfig.from_kafka_options({"bootstrap.servers": bootstrap})
     client = shared_client(params)
     ranges = [OffsetRange(topic, p, 0, p) for p in range(1, 96)]
     batched = PackedFetch(client, ranges, window=64)
@@ -216,7 +217,7 @@ def test_one_range_read_in_many_small_fetches_is_handed_over_in_large_batches(bo
     topic_name = create_topic(topic_name + "-one-range")
     produce(topic_name, [(None, b"v%07d" % i) for i in range(count)], **{"batch.num.messages": 1000})
     # 16 KiB per fetch: dozens of fetches, each of about 1,000 records
-    params = {"bootstrap.servers": bootstrap, "max.partition.fetch.bytes": "16384"}
+    params = ClientConfig.from_kafka_options({"bootstrap.servers": bootstrap, "max.partition.fetch.bytes": "16384"})
     batches = list(read_partition(params, OffsetRange(topic_name, 0, 0, count), include_headers=False,
                                   read_committed=False, fail_on_data_loss=True))
     assert [b.num_rows for b in batches[:-1]] and all(b.num_rows >= COALESCE_ROWS for b in batches[:-1])

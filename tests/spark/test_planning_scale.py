@@ -12,7 +12,6 @@ import pytest
 
 from spark_kwire.client.core.connection import BrokerConnection, api_name
 from spark_kwire.client.core.kafka_client import KafkaClient
-from spark_kwire.client.config import ClientConfig
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.packing import pack_ranges
 from spark_kwire.spark.planner import plan_batch
@@ -37,7 +36,7 @@ def test_planning_many_topics_sends_requests_per_broker_not_per_topic(bootstrap,
     topics = [create_topic(f"{prefix}{i:02d}", partitions=12) for i in range(25)]
     produce(topics[3], [(None, b"x", None, None, p) for p in range(12) for _ in range(2)])
     options = ReadOptions.parse({"kafka.bootstrap.servers": bootstrap, "subscribePattern": prefix + ".*"})
-    with KafkaClient(ClientConfig.from_kafka_options(options.kafka)) as client:
+    with KafkaClient(options.kafka) as client:
         # Connected and bootstrapped, as the shared client of a warm session, once the broker lists every topic.
         deadline = time.monotonic() + 60
         while not set(topics) <= set(client.list_topics()):

@@ -135,3 +135,60 @@ def test_parsed_spark_options_do_not_show_secrets(kafka_options):
     write = WriteOptions.parse({**kafka_options, "topic": "t"})
     for obj in (read, write):
         assert PASSWORD not in repr(obj) and PASSWORD not in str(obj)
+
+
+def test_a_write_enters_the_settings_once_on_its_way_to_the_broker(client, kafka_options):
+    """The walk of issue 35: a task's write, from write_batches to an authenticated connection, calls into the
+    settings package once (the SCRAM password revealed where it is used). The settings come parsed and pickled from
+    the planning side; nothing on the way re-reads an option, re-parses the JAAS line or reveals a secret twice."""
+    import os
+    import pickle
+    import sys
+    import threading
+
+    from spark_kwire.client.auth.sasl.exchange import SaslAuthenticator
+    from spark_kwire.client.settings import __file__ as settings_init
+    from spark_kwire.spark import shared_client
+    from spark_kwire.spark.options import WriteOptions
+    from spark_kwire.spark.task_writer import write_batches
+
+    topic = _new_topic(client, partitions=1)
+    options = pickle.loads(pickle.dumps(WriteOptions.parse({**kafka_options, "topic": topic})))  # as a task gets it
+    settings_dir = os.path.dirname(settings_init) + os.sep
+    done = SaslAuthenticator.__call__.__code__
+    entries: list[str] = []
+    connected = threading.Event()
+
+    def profile(frame, event, arg):
+        if connected.is_set():
+            return
+        if event == "return" and frame.f_code is done:
+            connected.set()
+        elif event == "call" and frame.f_code.co_filename.startswith(settings_dir):
+            caller = frame.f_back
+            if caller is not None and not caller.f_code.co_filename.startswith(settings_dir):
+                entries.append(f"{frame.f_code.co_name} from {os.path.basename(caller.f_code.co_filename)}:"
+                               f"{caller.f_lineno}")
+
+    batch = pa.record_batch([pa.array([b"v"], pa.binary())], names=["value"])
+    with shared_client._lock:  # a fresh process: no client, no connection yet
+        saved = dict(shared_client._clients), dict(shared_client._idle_producers)
+        shared_client._clients.clear()
+        shared_client._idle_producers.clear()
+    threading.setprofile(profile)
+    sys.setprofile(profile)
+    try:
+        report = write_batches(options, iter([batch]))
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+        with shared_client._lock:
+            for c in shared_client._clients.values():
+                c.close()
+            shared_client._clients.clear()
+            shared_client._clients.update(saved[0])
+            shared_client._idle_producers.update(saved[1])
+    assert connected.is_set() and sum(report.written.values()) == 1
+    print(f"walk from write_batches to an authenticated connection: {len(entries)} entries into the settings "
+          f"package: {entries}")
+    assert len(entries) == 1 and entries[0].startswith("reveal from scram.py"), entries

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.spark import shared_client as shared
 from tests.client.conftest import rdkafka_consume
 
@@ -34,7 +35,7 @@ def fresh_shared_state():
 def test_a_clean_write_leaves_its_producer_for_the_next_one(bootstrap, create_topic, topic_name, fresh_shared_state):
     """Same producer id, sequences going on, offsets contiguous, and each write reports only its own records."""
     create_topic(topic_name, partitions=3)
-    params = {"bootstrap.servers": bootstrap}
+    params = ClientConfig.from_kafka_options({"bootstrap.servers": bootstrap})
     with shared.leased_producer(params) as first:
         first.send_batch(topic_name, None, _values("a", 3000))
         first_acks = first.flush()
@@ -57,7 +58,7 @@ def test_a_clean_write_leaves_its_producer_for_the_next_one(bootstrap, create_to
 def test_a_write_that_raises_is_not_reused(bootstrap, create_topic, topic_name, fresh_shared_state):
     """A task that fails mid-write may leave batches in doubt: the next task gets a new producer id."""
     create_topic(topic_name)
-    params = {"bootstrap.servers": bootstrap}
+    params = ClientConfig.from_kafka_options({"bootstrap.servers": bootstrap})
     with pytest.raises(RuntimeError, match="task failed"):
         with shared.leased_producer(params) as failing:
             failing.send_batch(topic_name, 0, _values("lost", 10))
@@ -71,7 +72,7 @@ def test_a_write_that_raises_is_not_reused(bootstrap, create_topic, topic_name, 
 
 def test_a_write_left_unflushed_is_not_reused(bootstrap, create_topic, topic_name, fresh_shared_state):
     create_topic(topic_name)
-    params = {"bootstrap.servers": bootstrap}
+    params = ClientConfig.from_kafka_options({"bootstrap.servers": bootstrap})
     with shared.leased_producer(params) as unflushed:
         unflushed.send_batch(topic_name, 0, _values("open", 10))
     assert not unflushed.reusable

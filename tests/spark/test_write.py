@@ -155,5 +155,5 @@ def test_null_topic_and_missing_topic_fail_clearly(spark, bootstrap, create_topi
 
 
 def test_overwrite_mode_is_refused(spark, bootstrap, topic_name):
-    with pytest.raises(Exception, match="Save mode 'overwrite' is not allowed"):
+    with pytest.raises(Exception, match="save mode 'overwrite' and INSERT OVERWRITE are refused"):
         write(spark.range(3).selectExpr("CAST(id AS STRING) AS value"), bootstrap, mode="overwrite", topic=topic_name)

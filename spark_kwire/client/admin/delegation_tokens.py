@@ -4,7 +4,8 @@
 A token is requested over a channel authenticated with the holder's own credentials (Kerberos, SCRAM, OAUTHBEARER;
 never a token, never PLAINTEXT). Whoever holds its id and HMAC then authenticates as the token's owner with
 SCRAM (the id as user name, the base64 HMAC as password, the SCRAM extension ``tokenauth=true``):
-:meth:`DelegationToken.client_options` gives those options, for processes with no keytab (Spark tasks).
+:meth:`DelegationToken.login` gives that login for a client's settings (Spark tasks, which have no keytab), and
+:meth:`DelegationToken.client_options` the Kafka options that say the same.
 
 Brokers enable tokens with ``delegation.token.secret.key``; tokens live ``delegation.token.expiry.time.ms`` (one
 day) unless renewed, and never beyond their maximum lifetime (``delegation.token.max.lifetime.ms``, 7 days, or
@@ -19,7 +20,8 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Union
 
-from spark_kwire.client.config import Secret
+from spark_kwire.client.settings.logins import DelegationTokenLogin
+from spark_kwire.client.settings.secret import Secret
 from spark_kwire.client.errors import ClientError
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import error_info
@@ -81,11 +83,16 @@ class DelegationToken:
     def expires_in_s(self, now: float | None = None) -> float:
         return self.expiry_ms / 1000.0 - (time.time() if now is None else now)
 
+    def login(self, mechanism: str = "SCRAM-SHA-512") -> DelegationTokenLogin:
+        """The settings' SASL login that authenticates with this token (SCRAM with ``tokenauth=true``)."""
+        if mechanism not in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+            raise ValueError(f"delegation tokens authenticate with SCRAM-SHA-256 or SCRAM-SHA-512, not {mechanism}")
+        return DelegationTokenLogin(mechanism, self.token_id, self.hmac, source="a delegation token")
+
     def client_options(self, mechanism: str = "SCRAM-SHA-512") -> dict:
         """Kafka client options that authenticate with this token (SCRAM with ``tokenauth=true``); the JAAS line
         is a :class:`Secret`. Add ``bootstrap.servers`` and ``security.protocol`` (SASL_PLAINTEXT or SASL_SSL)."""
-        if mechanism not in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
-            raise ValueError(f"delegation tokens authenticate with SCRAM-SHA-256 or SCRAM-SHA-512, not {mechanism}")
+        self.login(mechanism)  # checks the mechanism
         jaas = (f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{self.token_id}" '
                 f'password="{self.hmac.reveal()}" tokenauth=true;')
         return {"sasl.mechanism": mechanism, "sasl.jaas.config": Secret(jaas)}

@@ -9,9 +9,10 @@ the two hooks to every :class:`~spark_kwire.client.core.connection.BrokerConnect
   the broker's session lifetime runs out (the connection decides when): SaslHandshake v1 and SaslAuthenticate
   with PLAIN, SCRAM-SHA-256/512, OAUTHBEARER, AWS_MSK_IAM or GSSAPI (``SASL_PLAINTEXT`` and ``SASL_SSL``).
 
-``security.protocol`` is ``PLAINTEXT`` (default), ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``; the TLS and SASL
-options are described in their modules. Secrets (passwords, client secrets, tokens, JAAS configs, private keys)
-stay in :class:`~spark_kwire.client.config.Secret` until the moment they are used; no log line, exception,
+``security.protocol`` is ``PLAINTEXT`` (default), ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``. The hooks take the
+typed parts of the settings (``config.tls``, ``config.sasl``), which :mod:`spark_kwire.client.settings` built from
+the options. Secrets (passwords, client secrets, tokens, private keys) stay in
+:class:`~spark_kwire.client.settings.secret.Secret` until the moment they are sent; no log line, exception,
 ``repr`` or pickle shows them.
 """
 
@@ -20,9 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.errors import ConfigError
-from spark_kwire.client.auth.jaas import JaasConfig, parse_jaas_config
+from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.client.auth.sasl import SUPPORTED_SASL_MECHANISMS, AuthenticationError
 from spark_kwire.client.auth.sasl.exchange import SaslAuthenticator
 from spark_kwire.client.auth.sasl.scram import ScramClient, ScramError
@@ -33,7 +33,7 @@ Authenticator = Callable[..., Any]
 
 __all__ = [
     "SecurityHooks", "security_hooks", "TransportFactory", "Authenticator",
-    "AuthenticationError", "TlsError", "JaasConfig", "parse_jaas_config", "build_ssl_context",
+    "AuthenticationError", "TlsError", "build_ssl_context",
     "TlsTransport", "SaslAuthenticator", "ScramClient", "ScramError", "SUPPORTED_SASL_MECHANISMS",
 ]
 
@@ -55,6 +55,12 @@ def security_hooks(config: ClientConfig) -> SecurityHooks:
         return SecurityHooks()
     if protocol not in ("SSL", "SASL_PLAINTEXT", "SASL_SSL"):
         raise ConfigError("security.protocol", protocol, "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL")
-    authenticate = SaslAuthenticator(config) if protocol.startswith("SASL_") else None
-    transport = TlsTransport(config) if protocol.endswith("SSL") else None
+    authenticate = None
+    if protocol.startswith("SASL_"):
+        if config.sasl is None:
+            raise ConfigError("sasl.mechanism", config.sasl_mechanism,
+                              reason=f"security.protocol={protocol} needs a SASL login, and this config has none "
+                                     f"(a config made from the options has the login sasl.mechanism names)")
+        authenticate = SaslAuthenticator(config.sasl, config.request_timeout_ms)
+    transport = TlsTransport(config.tls) if protocol.endswith("SSL") else None
     return SecurityHooks(transport, authenticate)

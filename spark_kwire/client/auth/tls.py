@@ -1,21 +1,9 @@
-"""TLS for broker connections (``SSL`` and ``SASL_SSL``): an :class:`ssl.SSLContext` from the ``ssl.*`` options,
-and the transport hook that wraps a connected socket and completes the handshake.
+"""TLS for broker connections (``SSL`` and ``SASL_SSL``): an :class:`ssl.SSLContext` from the TLS part of the
+settings (:class:`~spark_kwire.client.settings.tls.TlsSettings`, which the ``ssl.*`` options make), and the
+transport hook that wraps a connected socket and completes the handshake.
 
-Options carry Kafka's Java client names (Spark's ``kafka.`` prefix removed), plus librdkafka's names for the
-files:
-
-* trust: ``ssl.truststore.location`` (a PEM file), ``ssl.ca.location`` (PEM file or directory),
-  ``ssl.truststore.certificates`` / ``ssl.ca.pem`` (inline PEM); none of them: the system's trusted CAs.
-  JKS and PKCS12 stores are refused with a message saying how to convert them.
-* client certificate (mutual TLS): ``ssl.keystore.location`` (PEM holding certificate chain and key),
-  ``ssl.certificate.location`` + ``ssl.key.location``, or inline ``ssl.keystore.certificate.chain`` +
-  ``ssl.keystore.key`` (also ``ssl.certificate.pem`` + ``ssl.key.pem``); ``ssl.key.password`` for an
-  encrypted key.
-* ``ssl.endpoint.identification.algorithm``: ``https`` (default) verifies the broker's host name; an empty
-  value (or ``none``) turns only that check off. ``ssl.enabled.protocols`` / ``ssl.protocol`` bound the TLS
-  versions (TLSv1.2 and TLSv1.3 by default), ``ssl.cipher.suites`` takes OpenSSL cipher names.
-
-Private keys stay in :class:`~spark_kwire.client.config.Secret` until OpenSSL loads them.
+The files are read here: PEM only; JKS and PKCS12 stores are refused with a message saying how to convert them.
+Private keys stay in :class:`~spark_kwire.client.settings.secret.Secret` until OpenSSL loads them.
 """
 
 from __future__ import annotations
@@ -23,16 +11,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import socket
 import ssl
 import tempfile
-from typing import Any, Mapping
 
-from spark_kwire.client.config import ClientConfig, reveal as _reveal
 from spark_kwire.client.errors import ClientError, ConfigError
+from spark_kwire.client.settings.tls import TlsSettings
 
-__all__ = ["TlsError", "TlsTransport", "build_ssl_context", "option_value"]
+__all__ = ["TlsError", "TlsTransport", "build_ssl_context"]
 
 log = logging.getLogger(__name__)
 
@@ -51,19 +37,7 @@ class TlsError(ClientError):
 
 
 
-def option_value(options: Mapping[str, Any], *keys: str) -> tuple[str | None, Any]:
-    """The first of ``keys`` that is set to a non-empty value: ``(key, raw value)``."""
-    for key in keys:
-        value = options.get(key)
-        if value is not None and _reveal(value).strip() != "":
-            return key, value
-    return None, None
-
-
-_opt = option_value
-
-
-_TLS_VERSIONS = {
+_TLS_VERSIONS = {  # the names the settings keep (upper case), as OpenSSL knows them
     "TLSV1": ssl.TLSVersion.TLSv1,
     "TLSV1.1": ssl.TLSVersion.TLSv1_1,
     "TLSV1.2": ssl.TLSVersion.TLSv1_2,
@@ -110,11 +84,6 @@ def _read_store_file(key: str, path: str, store_type: str | None, howto: str) ->
     raise ConfigError(key, path, reason=f"the file is {kind}{declared}; {howto}")
 
 
-def _store_type(value: Any) -> str | None:
-    text = (_reveal(value) or "").strip().upper()
-    return text or None
-
-
 @contextlib.contextmanager
 def _private_pem_files(*contents: str | None):
     """Write PEM texts to private (0600) temporary files for OpenSSL, which loads keys only from files;
@@ -140,27 +109,6 @@ def _private_pem_files(*contents: str | None):
                     os.unlink(path)
         with contextlib.suppress(OSError):
             os.rmdir(directory)
-
-
-def _normalise_inline_pem(text: str) -> str:
-    # Kafka accepts inline PEM on one line in a properties file; OpenSSL needs the line breaks.
-    text = text.strip()
-    if "\n" in text:
-        return text + "\n"
-    out = []
-    for block in re.finditer(r"(-----BEGIN [A-Z0-9 ]+-----)\s*(.*?)\s*(-----END [A-Z0-9 ]+-----)", text):
-        header, body, footer = block.groups()
-        # Encrypted legacy keys carry "Proc-Type: ..." headers: keep lines with ':' separate.
-        parts = body.split()
-        lines = [header]
-        chunk = "".join(p for p in parts if ":" not in p)
-        for p in parts:
-            if ":" in p:
-                lines.append(p)
-        lines += [chunk[i:i + 64] for i in range(0, len(chunk), 64)]
-        lines.append(footer)
-        out.append("\n".join(lines))
-    return "\n".join(out) + "\n" if out else text + "\n"
 
 
 def _is_encrypted_key(pem: bytes | str) -> bool:
@@ -191,124 +139,84 @@ def _load_client_cert(ctx: ssl.SSLContext, key: str, certfile: str | None, keyfi
                                                              f"{exc}") from None
 
 
-def build_ssl_context(config: ClientConfig, *, system_cas_too: bool = False) -> ssl.SSLContext:
-    """An :class:`ssl.SSLContext` for the client from the ``ssl.*`` options (see the module docstring).
+def _trust(ctx: ssl.SSLContext, tls: TlsSettings, system_cas_too: bool) -> None:
+    loaded = False
+    if tls.trust_file is not None:
+        key, path = tls.trust_file.key, os.path.expanduser(tls.trust_file.value)
+        if key == "ssl.ca.location" and os.path.isdir(path):
+            try:
+                ctx.load_verify_locations(capath=path)
+            except (ssl.SSLError, OSError) as exc:
+                raise ConfigError(key, path, reason=f"cannot load CA certificates: {exc}") from None
+        else:
+            data = _read_store_file(key, path, tls.trust_store_type, _TRUSTSTORE_HOWTO)
+            try:
+                ctx.load_verify_locations(cadata=data.decode("ascii", "replace"))
+            except (ssl.SSLError, ValueError) as exc:
+                raise ConfigError(key, path, reason=f"holds no usable PEM certificate: {exc}") from None
+        loaded = True
+    if tls.trust_pem is not None:
+        try:
+            ctx.load_verify_locations(cadata=tls.trust_pem.value)
+        except (ssl.SSLError, ValueError) as exc:
+            raise ConfigError(tls.trust_pem.key, "(inline PEM)", reason=f"holds no usable PEM certificate: {exc}") \
+                from None
+        loaded = True
+    if not loaded or system_cas_too:  # like Java's default cacerts (a bare ssl.truststore.type is harmless)
+        ctx.load_default_certs(ssl.Purpose.SERVER_AUTH)
+
+
+def _client_certificate(ctx: ssl.SSLContext, tls: TlsSettings) -> None:
+    key_password = tls.key_password.reveal() if tls.key_password is not None else None  # for OpenSSL only
+    if tls.keystore_file is not None:
+        key, path = tls.keystore_file.key, os.path.expanduser(tls.keystore_file.value)
+        data = _read_store_file(key, path, tls.keystore_type, _KEYSTORE_HOWTO)
+        if b"PRIVATE KEY-----" not in data:
+            raise ConfigError(key, path, reason="the PEM keystore holds no private key (it needs the client's "
+                                                "certificate chain and its private key, PKCS#8)")
+        _load_client_cert(ctx, key, path, None, key_password, _is_encrypted_key(data))
+    elif tls.cert_file is not None:
+        cert_path = os.path.expanduser(tls.cert_file.value)
+        key_path = os.path.expanduser(tls.key_file.value)
+        _read_store_file(tls.cert_file.key, cert_path, None, _KEYSTORE_HOWTO)
+        key_data = _read_store_file(tls.key_file.key, key_path, None, _KEYSTORE_HOWTO)
+        _load_client_cert(ctx, tls.cert_file.key, cert_path, key_path, key_password, _is_encrypted_key(key_data))
+    elif tls.chain_pem is not None:
+        key_text = tls.key_pem.value.reveal()
+        with _private_pem_files(tls.chain_pem.value, key_text) as (cert_path, key_path):
+            _load_client_cert(ctx, tls.chain_pem.key, cert_path, key_path, key_password, _is_encrypted_key(key_text))
+
+
+def build_ssl_context(tls: TlsSettings, *, system_cas_too: bool = False) -> ssl.SSLContext:
+    """An :class:`ssl.SSLContext` for the client from the TLS part of the settings.
 
     ``system_cas_too`` trusts the system's CAs besides the configured ones (for an identity provider, which
     is often public while the brokers' CA is private)."""
-    opts = dict(config.ssl)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-
-    # -- verification ------------------------------------------------------------------------------------
-    algorithm_set = "ssl.endpoint.identification.algorithm" in opts
-    algorithm = (_reveal(opts.get("ssl.endpoint.identification.algorithm")) or "").strip().lower()
-    if not algorithm_set:
-        algorithm = "https"
-    if algorithm not in ("https", "", "none"):
-        raise ConfigError("ssl.endpoint.identification.algorithm", algorithm, "https, '' (empty: no host name check)")
-    verify = (_reveal(config.extra.get("enable.ssl.certificate.verification")) or "true").strip().lower()
-    if verify not in ("true", "false"):
-        raise ConfigError("enable.ssl.certificate.verification", verify, "true, false")
-    ctx.check_hostname = algorithm == "https" and verify == "true"
-    ctx.verify_mode = ssl.CERT_REQUIRED if verify == "true" else ssl.CERT_NONE
-    if verify == "false":
+    ctx.check_hostname = tls.check_hostname
+    ctx.verify_mode = ssl.CERT_REQUIRED if tls.verify_certificates else ssl.CERT_NONE
+    if not tls.verify_certificates:
         log.warning("enable.ssl.certificate.verification=false: broker certificates are NOT verified "
                     "(anyone on the network path can impersonate the brokers)")
-
-    # -- protocols and ciphers ---------------------------------------------------------------------------
-    enabled_key, enabled = _opt(opts, "ssl.enabled.protocols")
-    if enabled_key:
-        names = [p.strip().upper() for p in _reveal(enabled).split(",") if p.strip()]
-        bad = [p for p in names if p not in _TLS_VERSIONS]
-        if bad or not names:
-            raise ConfigError(enabled_key, _reveal(enabled), "a comma-separated list of TLSv1.2, TLSv1.3")
-        versions = sorted(_TLS_VERSIONS[p] for p in names)
+    if tls.tls_versions:
+        versions = sorted(_TLS_VERSIONS[p] for p in tls.tls_versions)
         ctx.minimum_version, ctx.maximum_version = versions[0], versions[-1]
     else:
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        proto_key, proto = _opt(opts, "ssl.protocol")
-        if proto_key:
-            name = _reveal(proto).strip().upper()
-            if name in ("TLS", "SSL"):
-                pass
-            elif name in _TLS_VERSIONS:
-                ctx.maximum_version = _TLS_VERSIONS[name]
-                if _TLS_VERSIONS[name] < ctx.minimum_version:
-                    ctx.minimum_version = _TLS_VERSIONS[name]
-            else:
-                raise ConfigError(proto_key, _reveal(proto), "TLSv1.2, TLSv1.3, TLS")
-    cipher_key, ciphers = _opt(opts, "ssl.cipher.suites")
-    if cipher_key:
-        spec = ":".join(c.strip() for c in _reveal(ciphers).replace(":", ",").split(",") if c.strip())
+        if tls.max_version is not None:
+            ctx.maximum_version = _TLS_VERSIONS[tls.max_version]
+            if ctx.maximum_version < ctx.minimum_version:
+                ctx.minimum_version = ctx.maximum_version
+    if tls.ciphers:
         try:
-            ctx.set_ciphers(spec)
+            ctx.set_ciphers(tls.ciphers)
         except ssl.SSLError:
-            raise ConfigError(cipher_key, _reveal(ciphers),
+            raise ConfigError("ssl.cipher.suites", tls.ciphers,
                               reason="no cipher in the list is known to OpenSSL: use OpenSSL cipher names "
                                      "(e.g. ECDHE-RSA-AES256-GCM-SHA384); TLSv1.3 suites are always enabled") from None
-
-    # -- trusted CAs --------------------------------------------------------------------------------------
-    if verify == "true":
-        trust_type = _store_type(opts.get("ssl.truststore.type"))
-        loaded = False
-        key, location = _opt(opts, "ssl.truststore.location", "ssl.ca.location")
-        if key:
-            path = os.path.expanduser(_reveal(location).strip())
-            if key == "ssl.ca.location" and os.path.isdir(path):
-                try:
-                    ctx.load_verify_locations(capath=path)
-                except (ssl.SSLError, OSError) as exc:
-                    raise ConfigError(key, path, reason=f"cannot load CA certificates: {exc}") from None
-            else:
-                data = _read_store_file(key, path, trust_type, _TRUSTSTORE_HOWTO)
-                try:
-                    ctx.load_verify_locations(cadata=data.decode("ascii", "replace"))
-                except (ssl.SSLError, ValueError) as exc:
-                    raise ConfigError(key, path, reason=f"holds no usable PEM certificate: {exc}") from None
-            loaded = True
-        inline_key, inline = _opt(opts, "ssl.truststore.certificates", "ssl.ca.pem")
-        if inline_key:
-            try:
-                ctx.load_verify_locations(cadata=_normalise_inline_pem(_reveal(inline)))
-            except (ssl.SSLError, ValueError) as exc:
-                raise ConfigError(inline_key, "(inline PEM)", reason=f"holds no usable PEM certificate: {exc}") from None
-            loaded = True
-        if not loaded or system_cas_too:  # like Java's default cacerts (a bare ssl.truststore.type is harmless)
-            ctx.load_default_certs(ssl.Purpose.SERVER_AUTH)
-
-    # -- client certificate (mutual TLS) -------------------------------------------------------------------
-    key_password = _reveal(_opt(opts, "ssl.key.password")[1]) or _reveal(_opt(opts, "ssl.keystore.password")[1])
-    keystore_type = _store_type(opts.get("ssl.keystore.type"))
-    ks_key, ks_location = _opt(opts, "ssl.keystore.location")
-    cert_key, cert_location = _opt(opts, "ssl.certificate.location")
-    keyloc_key, key_location = _opt(opts, "ssl.key.location")
-    chain_key, chain = _opt(opts, "ssl.keystore.certificate.chain", "ssl.certificate.pem")
-    inline_key_key, inline_key = _opt(opts, "ssl.keystore.key", "ssl.key.pem")
-    if ks_key:
-        path = os.path.expanduser(_reveal(ks_location).strip())
-        data = _read_store_file(ks_key, path, keystore_type, _KEYSTORE_HOWTO)
-        if b"PRIVATE KEY-----" not in data:
-            raise ConfigError(ks_key, path, reason="the PEM keystore holds no private key (it needs the client's "
-                                                   "certificate chain and its private key, PKCS#8)")
-        _load_client_cert(ctx, ks_key, path, None, key_password, _is_encrypted_key(data))
-    elif cert_key or keyloc_key:
-        if not (cert_key and keyloc_key):
-            missing = "ssl.key.location" if cert_key else "ssl.certificate.location"
-            raise ConfigError(cert_key or keyloc_key, _reveal(cert_location or key_location),
-                              reason=f"{missing} must be set too (client certificate and private key)")
-        cert_path = os.path.expanduser(_reveal(cert_location).strip())
-        key_path = os.path.expanduser(_reveal(key_location).strip())
-        _read_store_file(cert_key, cert_path, None, _KEYSTORE_HOWTO)
-        key_data = _read_store_file(keyloc_key, key_path, None, _KEYSTORE_HOWTO)
-        _load_client_cert(ctx, cert_key, cert_path, key_path, key_password, _is_encrypted_key(key_data))
-    elif chain_key or inline_key_key:
-        if not (chain_key and inline_key_key):
-            missing = "ssl.keystore.key" if chain_key else "ssl.keystore.certificate.chain"
-            raise ConfigError(chain_key or inline_key_key, "(inline PEM)",
-                              reason=f"{missing} must be set too (client certificate chain and private key)")
-        key_text = _normalise_inline_pem(_reveal(inline_key))
-        with _private_pem_files(_normalise_inline_pem(_reveal(chain)), key_text) as (cert_path, key_path):
-            _load_client_cert(ctx, chain_key, cert_path, key_path, key_password, _is_encrypted_key(key_text))
+    if tls.verify_certificates:
+        _trust(ctx, tls, system_cas_too)
+    _client_certificate(ctx, tls)
     return ctx
 
 
@@ -366,11 +274,11 @@ class _KwireSSLSocket(ssl.SSLSocket):
 
 
 class TlsTransport:
-    """The ``transport_factory`` for SSL / SASL_SSL: ``TlsTransport(config)(sock, host) -> ssl.SSLSocket``."""
+    """The ``transport_factory`` for SSL / SASL_SSL: ``TlsTransport(tls_settings)(sock, host) -> ssl.SSLSocket``."""
 
-    def __init__(self, config: ClientConfig) -> None:
-        self._config = config
-        self.context = build_ssl_context(config)
+    def __init__(self, tls: TlsSettings) -> None:
+        self._tls = tls
+        self.context = build_ssl_context(tls)
         self.context.sslsocket_class = _KwireSSLSocket
         self.check_hostname = self.context.check_hostname
 
@@ -378,7 +286,7 @@ class TlsTransport:
         return f"TlsTransport(check_hostname={self.check_hostname})"
 
     def __reduce__(self):
-        return (TlsTransport, (self._config,))
+        return (TlsTransport, (self._tls,))
 
     def __call__(self, sock: socket.socket, host: str):
         try:

@@ -2,18 +2,22 @@
 
 ``fetch_range(client, topic, partition, start, end)`` returns a :class:`RangeReader`, an iterator of decoded
 record batches of ``[start, end)`` that follows leader changes and retriable errors, pipelines the next Fetch
-while the current response is decoded, and reports where and why it stopped.
+while the current response is decoded, and reports where and why it stopped. With ``client.rack`` it reads from
+the replica the leader prefers (:mod:`~spark_kwire.client.consumer.read_replica`); a replica's high watermark
+never ends a range: only the leader says where a partition ends.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
+import time
 from typing import Iterator
 
 from spark_kwire.client.errors import (FetchStalledError, KwireError, OffsetOutOfRangeError, RetriesExhaustedError,
                                        is_retriable_error)
 from spark_kwire.client.consumer.offsets import isolation_code, list_offsets
+from spark_kwire.client.consumer.read_replica import fetch_target, follow_redirect, leave_replica
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import KafkaApiError, error_for
 from spark_kwire.protocol.records import DecompressedSizeError, decode_record_set
@@ -23,6 +27,8 @@ __all__ = ["fetch_range", "RangeReader", "scan_next_offset"]
 log = logging.getLogger(__name__)
 
 OFFSET_OUT_OF_RANGE = 1
+# Redirects to a preferred read replica in a row without records before the leader is read alone.
+MAX_REDIRECTS = 3
 _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 
@@ -65,14 +71,16 @@ def fetch_range(client, topic: str, partition: int, start: int, end: int, *, iso
 
 
 class _InFlightFetch:
-    __slots__ = ("offset", "leader", "version", "pending", "topic_id")
+    __slots__ = ("offset", "node", "version", "pending", "topic_id", "replica", "sent_at")
 
-    def __init__(self, offset, leader, version, pending, topic_id) -> None:
+    def __init__(self, offset, node, version, pending, topic_id, replica=False) -> None:
         self.offset = offset
-        self.leader = leader
+        self.node = node  # the broker asked: the leader, or a replica (``replica``) with client.rack
         self.version = version
         self.pending = pending
         self.topic_id = topic_id
+        self.replica = replica
+        self.sent_at = time.monotonic()
 
 
 class RangeReader:
@@ -114,6 +122,8 @@ class RangeReader:
         self.fetches = 0
         self._iter: Iterator | None = None
         self._prefetched = prefetched if prefetched is not None and prefetched.offset == self.start else None
+        self._redirects = 0
+        self._replica_behind_since: float | None = None
 
     def __iter__(self) -> "RangeReader":
         return self
@@ -137,8 +147,15 @@ class RangeReader:
         config = client.config
         info = client.topic_info(self.topic)
         part = client.partition_info(self.topic, self.partition)
-        leader = client.leader_for(self.topic, self.partition)
-        conn = client.connection(leader)
+        target = fetch_target(client, self.topic, self.partition)
+        try:
+            conn = client.connection(target.node)
+        except KwireError as exc:
+            if not target.replica:
+                raise
+            leave_replica(client, self.topic, self.partition, target.node, f"no connection: {exc}")
+            target = fetch_target(client, self.topic, self.partition)
+            conn = client.connection(target.node)
         topic_id = info.topic_id
         version = conn.version_for(m.FETCH, None if topic_id is not None else 12)
         body = {
@@ -162,7 +179,7 @@ class RangeReader:
                 }],
             }],
             "forgotten_topics_data": [],
-            "rack_id": "",
+            "rack_id": target.rack_id,
         }
         if topic_id is None:
             del body["topics"][0]["topic_id"]
@@ -170,13 +187,13 @@ class RangeReader:
         timeout_ms = config.request_timeout_ms + config.fetch_max_wait_ms
         pending = conn.send(m.FETCH, body, version, timeout_ms=timeout_ms)
         self.fetches += 1
-        return _InFlightFetch(offset, leader, version, pending, topic_id)
+        return _InFlightFetch(offset, target.node, version, pending, topic_id, target.replica)
 
     def _partition_response(self, inflight: _InFlightFetch) -> dict:
         body = inflight.pending.result()
         code = body.get("error_code", 0)
         if code:
-            raise error_for(code, topic=self.topic, partition=self.partition, broker=inflight.leader)
+            raise error_for(code, topic=self.topic, partition=self.partition, broker=inflight.node)
         for topic in body.get("responses") or ():
             if inflight.version >= 13:
                 if topic.get("topic_id") != inflight.topic_id:
@@ -186,7 +203,7 @@ class RangeReader:
             for part in topic.get("partitions") or ():
                 if part.get("partition_index") == self.partition:
                     return part
-        raise KafkaApiError(5, topic=self.topic, partition=self.partition, broker=inflight.leader,
+        raise KafkaApiError(5, topic=self.topic, partition=self.partition, broker=inflight.node,
                             error_message="partition missing from the Fetch response")
 
     def _out_of_range(self, offset: int, leader: int) -> KwireError:
@@ -240,25 +257,30 @@ class RangeReader:
         stalls = 0
         while self.position < self.end:
             offset = self.position
+            current = None
             try:
                 if inflight is None or inflight.offset != offset:
                     inflight = self._send(offset)
                 current, inflight = inflight, None
                 part = self._partition_response(current)
                 code = part.get("error_code", 0)
-                if code == OFFSET_OUT_OF_RANGE:
+                if code == OFFSET_OUT_OF_RANGE and not current.replica:
                     # Raises OffsetOutOfRangeError, or a retriable error when ListOffsets says the offset does
                     # exist (a leader that just took over may answer so for a moment).
-                    raise self._out_of_range(offset, current.leader)
+                    raise self._out_of_range(offset, current.node)
                 if code:
-                    raise error_for(code, topic=self.topic, partition=self.partition, broker=current.leader)
+                    raise error_for(code, topic=self.topic, partition=self.partition, broker=current.node)
             except KwireError as exc:
                 inflight = None
+                if current is not None and current.replica and self._back_to_leader(current, exc):
+                    continue  # the leader is asked next, at once
                 client.check_unknown_topic(exc, self.topic, self.partition)
                 budget.what = f"fetching {self.topic}-{self.partition} at offset {offset}"
                 budget.failed(exc, refresh_topics=[self.topic])
                 continue
 
+            if self._redirected(current, part):
+                continue
             self.high_watermark = part.get("high_watermark", -1)
             self.last_stable_offset = part.get("last_stable_offset", -1)
             self.log_start_offset = part.get("log_start_offset", -1)
@@ -291,7 +313,7 @@ class RangeReader:
                         max_decompressed_bytes=client.config.max_decompressed_bytes)
                 except DecompressedSizeError as exc:
                     raise DecompressedSizeError(
-                        exc.codec, exc.limit, f"{exc.where} (broker {current.leader})",
+                        exc.codec, exc.limit, f"{exc.where} (broker {current.node})",
                         "decompressed data per fetched partition. If batches this large are expected, raise "
                         "kwire.max.decompressed.bytes (the Spark option 'maxDecompressedBytes')") from exc
                 new_position = max(offset, decoded.next_offset)
@@ -305,7 +327,9 @@ class RangeReader:
                 self.position = new_position
                 budget.progressed()
                 stalls = 0
-                if self.position < self.end and limit >= 0 and self.position >= limit:
+                self._redirects = 0
+                self._replica_behind_since = None
+                if self.position < self.end and limit >= 0 and self.position >= limit and not current.replica:
                     if self._limit_is_final(limit, budget):
                         self._stop_at_limit(limit, read_committed)
                         break
@@ -313,6 +337,9 @@ class RangeReader:
 
             # No progress at all.
             if limit >= 0 and offset >= limit:
+                if current.replica:
+                    self._replica_behind(current, limit)
+                    continue
                 if self._limit_is_final(limit, budget):
                     self._stop_at_limit(limit, read_committed)
                     break
@@ -331,6 +358,36 @@ class RangeReader:
                 f"{self.high_watermark}, last stable offset {self.last_stable_offset}, fetch size {self.max_bytes})"))
         if inflight is not None:
             inflight.pending = None  # its response is read and dropped by the connection's next reader
+
+    def _back_to_leader(self, current: _InFlightFetch, exc: KwireError) -> bool:
+        """A fetch from a replica failed or answered an error: read from the leader. True when the leader should
+        be asked at once (the error is one the leader may not have), False to handle the error as usual."""
+        leave_replica(self.client, self.topic, self.partition, current.node, str(exc))
+        return is_retriable_error(exc) or getattr(exc, "code", None) == OFFSET_OUT_OF_RANGE
+
+    def _replica_behind(self, current: _InFlightFetch, limit: int) -> None:
+        """A replica's high watermark is behind the range: it learns the leader's one replication round trip later.
+        Ask it again for up to fetch.max.wait.ms (at least retry.backoff.ms) since the first such answer was
+        asked for, then read from the leader."""
+        if self._replica_behind_since is None:
+            self._replica_behind_since = current.sent_at
+        config = self.client.config
+        grace_s = max(config.fetch_max_wait_ms, config.retry_backoff_ms) / 1000
+        if time.monotonic() - self._replica_behind_since >= grace_s:
+            leave_replica(self.client, self.topic, self.partition, current.node,
+                          f"its high watermark {limit} stayed behind offset {self.position} for {grace_s:.3f} s")
+
+    def _redirected(self, current: _InFlightFetch, part: dict) -> bool:
+        """True when the leader answered with a preferred read replica and no records: fetch from it next."""
+        node = part.get("preferred_read_replica", -1)
+        if node is None or node < 0 or node == current.node or part.get("records"):
+            return False
+        self._redirects += 1
+        if self._redirects > MAX_REDIRECTS:
+            leave_replica(self.client, self.topic, self.partition, node, f"{self._redirects} redirects without records")
+        else:
+            follow_redirect(self.client, self.topic, self.partition, node)
+        return True
 
     def _stop_at_limit(self, limit: int, read_committed: bool) -> None:
         what = "last stable offset" if read_committed and limit == self.last_stable_offset else "high watermark"

@@ -1,11 +1,13 @@
-"""Reading many small ranges with few requests: the first Fetch of each range, batched per leader.
+"""Reading many small ranges with few requests: the first Fetch of each range, batched per broker.
 
 A packed Spark task reads several offset ranges, mostly small ones. Fetching them one by one costs a
 round trip each; here the first Fetch of a window of ranges goes out as one multi-partition request per
-leader, and each range's :class:`~spark_kwire.client.consumer.fetcher.RangeReader` starts from its share of that
-response. Anything but a clean answer for a partition (an error code, no records, a failed request) is
-simply not handed over: the range's reader then fetches on its own, with its usual retries, leader
-changes and end-of-partition checks. So batching changes how many requests are sent, never what is read.
+broker fetched from (the leader, or with ``client.rack`` the replica its leader prefers: partitions a leader
+redirects go out again as one request per preferred replica), and each range's
+:class:`~spark_kwire.client.consumer.fetcher.RangeReader` starts from its share of that response. Anything but
+a clean answer for a partition (an error code, no records, a failed request) is simply not handed over: the
+range's reader then fetches on its own, with its usual retries, leader changes and end-of-partition checks.
+So batching changes how many requests are sent, never what is read.
 
 At most two windows are in flight (the one being read and the next), each response bounded by
 ``fetch.max.bytes`` and ``max.partition.fetch.bytes`` per partition, as Kafka's consumer bounds them.
@@ -14,9 +16,12 @@ At most two windows are in flight (the one being read and the next), each respon
 from __future__ import annotations
 
 import logging
+import time
+from typing import NamedTuple
 
 from spark_kwire.client.errors import KwireError
 from spark_kwire.client.consumer.offsets import isolation_code
+from spark_kwire.client.consumer.read_replica import fetch_target, follow_redirect
 from spark_kwire.protocol import messages as m
 
 __all__ = ["PackedFetch", "PrefetchedPartition"]
@@ -43,44 +48,66 @@ class _OneRangeResponse:
 class PrefetchedPartition:
     """The first Fetch of a range, already answered: what RangeReader takes in place of sending its own."""
 
-    __slots__ = ("offset", "leader", "version", "pending", "topic_id")
+    __slots__ = ("offset", "node", "version", "pending", "topic_id", "replica", "sent_at")
 
-    def __init__(self, offset: int, leader: int, version: int, body: dict, topic_id) -> None:
+    def __init__(self, offset: int, node: int, version: int, body: dict, topic_id, replica: bool = False,
+                 sent_at: float = 0.0) -> None:
         self.offset = offset
-        self.leader = leader
+        self.node = node
         self.version = version
         self.pending = _OneRangeResponse(body)
         self.topic_id = topic_id
+        self.replica = replica
+        self.sent_at = sent_at
+
+
+class _First(NamedTuple):
+    """A range's first Fetch sent again, to the replica its leader named."""
+    topic: str
+    partition: int
+    start: int
 
 
 class _WindowRequest:
-    """One multi-partition Fetch in flight to one leader, and its answer split by partition once read."""
+    """One multi-partition Fetch in flight to one broker, and its answer split by partition once read."""
 
-    def __init__(self, leader: int, version: int, pending, wanted: dict) -> None:
-        self.leader, self.version, self.pending = leader, version, pending
-        self.wanted = wanted          # (topic, partition) -> (fetch offset, topic id)
-        self.names = {topic_id: topic for (topic, _p), (_o, topic_id) in wanted.items() if topic_id is not None}
+    def __init__(self, node: int, version: int, pending, wanted: dict, *, follow_up: bool = False) -> None:
+        self.node, self.version, self.pending = node, version, pending
+        self.sent_at = time.monotonic()
+        self.wanted = wanted          # (topic, partition) -> (fetch offset, topic id, from a replica?)
+        self.names = {entry[1]: topic for (topic, _p), entry in wanted.items() if entry[1] is not None}
         self.parts: dict | None = None
+        self.follow_up = follow_up    # sent to the replicas a leader named: not redirected again
+        self.redirected: dict = {}    # (topic, partition) -> preferred read replica named by the leader
+
+    def split(self) -> None:
+        """Read the answer: each partition's share, and the partitions the leader sent to another replica."""
+        self.parts = self._split()
+        for key, part in self.parts.items():
+            node = part.get("preferred_read_replica", -1)
+            if node is not None and node >= 0 and node != self.node and not part.get("records") \
+                    and key in self.wanted:
+                self.redirected[key] = node
 
     def take(self, topic: str, partition: int, offset: int) -> PrefetchedPartition | None:
         entry = self.wanted.pop((topic, partition), None)
         if entry is None or entry[0] != offset:
             return None
         if self.parts is None:
-            self.parts = self._split()
+            self.split()
         part = self.parts.pop((topic, partition), None)
         if part is None or part.get("error_code", 0) or not part.get("records"):
             return None
         topic_id = entry[1]
         body = {"error_code": 0, "responses": [{"topic": topic, "topic_id": topic_id, "partitions": [part]}]}
-        return PrefetchedPartition(offset, self.leader, self.version, body, topic_id)
+        return PrefetchedPartition(offset, self.node, self.version, body, topic_id, entry[2], self.sent_at)
 
     def _split(self) -> dict:
         try:
             body = self.pending.result()
         except KwireError as exc:
             log.debug("multi-partition fetch from broker %s failed (%s); its ranges fetch on their own",
-                      self.leader, exc)
+                      self.node, exc)
             return {}
         finally:
             self.pending = None
@@ -95,7 +122,7 @@ class _WindowRequest:
 
 
 class PackedFetch:
-    """First Fetch of each of ``ranges`` (objects with topic, partition, start, end), batched per leader
+    """First Fetch of each of ``ranges`` (objects with topic, partition, start, end), batched per broker
     in windows of consecutive ranges, one window read ahead. ``first_fetch(i)`` gives range i's share."""
 
     def __init__(self, client, ranges, *, isolation_level: str | None = None,
@@ -115,41 +142,60 @@ class PackedFetch:
             if ahead not in self._requests and ahead * self.window < len(self.ranges):
                 self._requests[ahead] = self._send_window(ahead)
         r = self.ranges[index]
-        for request in self._requests.get(w, ()):
-            if (r.topic, r.partition) in request.wanted:
-                return request.take(r.topic, r.partition, r.start)
+        key = (r.topic, r.partition)
+        requests = self._requests.get(w, [])
+        for request in requests:  # follow-ups appended to `requests` below are visited too
+            if key not in request.wanted:
+                continue
+            if request.parts is None:
+                request.split()
+                if request.redirected and not request.follow_up:
+                    requests.extend(self._follow_redirects(request))
+            if key in request.redirected:
+                request.wanted.pop(key)
+                continue
+            return request.take(r.topic, r.partition, r.start)
         return None
 
+    def _follow_redirects(self, request: _WindowRequest) -> list[_WindowRequest]:
+        """Send the partitions a leader redirected again, as one request per preferred read replica."""
+        firsts = []
+        for (topic, partition), node in request.redirected.items():
+            follow_redirect(self.client, topic, partition, node)
+            firsts.append(_First(topic, partition, request.wanted[(topic, partition)][0]))
+        return self._send_grouped(firsts, follow_up=True)
+
     def _send_window(self, w: int) -> list[_WindowRequest]:
+        return self._send_grouped([r for r in self.ranges[w * self.window:(w + 1) * self.window] if r.end > r.start])
+
+    def _send_grouped(self, ranges, *, follow_up: bool = False) -> list[_WindowRequest]:
         client = self.client
-        by_leader: dict[int, list] = {}
-        for r in self.ranges[w * self.window:(w + 1) * self.window]:
-            if r.end <= r.start:
-                continue
+        by_target: dict[tuple[int, str], list] = {}
+        for r in ranges:
             try:
-                leader = client.leader_for(r.topic, r.partition)
+                target = fetch_target(client, r.topic, r.partition)
             except KwireError:
                 continue  # no leader now: the range's reader waits for one on its own
-            by_leader.setdefault(leader, []).append(r)
+            by_target.setdefault((target.node, target.rack_id), []).append((r, target.replica))
         requests = []
-        for leader, group in by_leader.items():
+        for (node, rack_id), group in by_target.items():
             try:
-                requests.append(self._send(leader, group))
+                requests.append(self._send(node, rack_id, group, follow_up))
             except KwireError as exc:
-                log.debug("multi-partition fetch to broker %s not sent (%s)", leader, exc)
+                log.debug("multi-partition fetch to broker %s not sent (%s)", node, exc)
         return requests
 
-    def _send(self, leader: int, group: list) -> _WindowRequest:
+    def _send(self, node: int, rack_id: str, group: list, follow_up: bool) -> _WindowRequest:
         client = self.client
         config = client.config
-        conn = client.connection(leader)
-        infos = {r.topic: client.topic_info(r.topic) for r in group}
+        conn = client.connection(node)
+        infos = {r.topic: client.topic_info(r.topic) for r, _ in group}
         with_ids = all(info.topic_id is not None for info in infos.values())
         version = conn.version_for(m.FETCH, None if with_ids else 12)
         topics: dict[str, list] = {}
         wanted = {}
         seen = set()
-        for r in group:
+        for r, replica in group:
             if (r.topic, r.partition) in seen:
                 continue  # two pieces of one partition: only the first is prefetched
             seen.add((r.topic, r.partition))
@@ -162,7 +208,7 @@ class PackedFetch:
                 "log_start_offset": -1,
                 "partition_max_bytes": config.max_partition_fetch_bytes,
             })
-            wanted[(r.topic, r.partition)] = (r.start, infos[r.topic].topic_id)
+            wanted[(r.topic, r.partition)] = (r.start, infos[r.topic].topic_id, replica)
         body = {
             "replica_id": -1,
             "max_wait_ms": config.fetch_max_wait_ms,
@@ -174,9 +220,9 @@ class PackedFetch:
             "topics": [{"topic": t, **({"topic_id": infos[t].topic_id} if version >= 13 else {}), "partitions": parts}
                        for t, parts in topics.items()],
             "forgotten_topics_data": [],
-            "rack_id": "",
+            "rack_id": rack_id,
         }
         timeout_ms = config.request_timeout_ms + config.fetch_max_wait_ms
         pending = conn.send(m.FETCH, body, version, timeout_ms=timeout_ms)
         self.requests_sent += 1
-        return _WindowRequest(leader, version, pending, wanted)
+        return _WindowRequest(node, version, pending, wanted, follow_up=follow_up)

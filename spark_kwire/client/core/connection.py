@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from spark_kwire._version import __version__
-from spark_kwire.client.config import ClientConfig
+from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.client.errors import BrokerConnectionError, RequestTimeoutError, UnsupportedVersionError
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import KwireError, ProtocolDecodeError, error_for

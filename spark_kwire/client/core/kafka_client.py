@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
-from spark_kwire.client.config import ClientConfig
+from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.client.core.connection import BrokerConnection
 from spark_kwire.client.errors import BrokerConnectionError, ConfigError, UnknownTopicError, is_retriable_error
 from spark_kwire.client.core.metadata import BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo
@@ -59,6 +59,9 @@ class KafkaClient:
         # group id -> node id of its coordinator, as FindCoordinator answered (kept by the admin layer, here so
         # that every Admin(client) of this client shares it)
         self.coordinators: dict[str, int] = {}
+        # (topic, partition) -> where its fetches go with client.rack (kept by consumer/read_replica.py, here so
+        # that every reader of this client shares what the leaders said)
+        self.read_replicas: dict = {}
 
     # -- life cycle ------------------------------------------------------------------------------------
     def __enter__(self) -> "KafkaClient":

@@ -38,7 +38,7 @@ import time
 import numpy as np
 
 from spark_kwire.client.producer.accumulator import RecordAccumulator
-from spark_kwire.client.config import ACKS, COMPRESSION_TYPES
+from spark_kwire.client.settings.values import ACKS, COMPRESSION_TYPES
 from spark_kwire.client.errors import ConfigError, KafkaApiError, KwireError, RetriesExhaustedError, UnknownTopicError
 from spark_kwire.client.producer.idempotence import IdempotenceState
 from spark_kwire.client.producer.phase_times import PhaseTimes, merge

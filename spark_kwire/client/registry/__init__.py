@@ -3,7 +3,7 @@
 Owns what kwire asks a schema registry: schemas by id, subjects and their versions, registering and looking up
 schemas, references, and the subject name strategies.
 
-May import: the client's ground (``client.config``, ``client.errors``, ``client.retry``) and ``client.auth`` (TLS
+May import: the client's ground (``client.settings``, ``client.errors``, ``client.retry``) and ``client.auth`` (TLS
 contexts, OAuth client-credentials tokens); never the broker side (core, consumer, producer, admin).
 
 * :mod:`.client`: :class:`RegistryClient` (schemas by id, subjects, versions, register, lookup, references);

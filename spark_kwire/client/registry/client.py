@@ -15,7 +15,7 @@ import hashlib
 import urllib.parse
 from typing import Any, Mapping
 
-from spark_kwire.client.config import Secret
+from spark_kwire.client.settings.secret import Secret
 from spark_kwire.client.registry.cache import process_cache
 from spark_kwire.client.registry.config import RegistryConfig
 from spark_kwire.client.registry.credentials import credentials_for

@@ -19,7 +19,8 @@ names them (the data source passes its ``schema.registry.<key>`` options with th
 * ``cache.capacity`` (1000): schemas kept per process; ``cache.latest.ttl.sec``: how long the latest version of a
   subject is remembered (unset: asked every time).
 
-Unknown keys are refused with the closest known one; secrets are :class:`~spark_kwire.client.config.Secret`.
+Unknown keys are refused with the closest known one; secrets are
+:class:`~spark_kwire.client.settings.secret.Secret`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from spark_kwire.client.config import Secret, is_sensitive_key, reveal
+from spark_kwire.client.settings.secret import Secret, is_sensitive_key, reveal
 from spark_kwire.client.registry.errors import RegistryConfigError
 
 __all__ = ["RegistryConfig", "KNOWN_OPTIONS"]

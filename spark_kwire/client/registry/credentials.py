@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 
-from spark_kwire.client.config import ClientConfig, is_sensitive_key
+from spark_kwire.client.settings.secret import is_sensitive_key
 from spark_kwire.client.registry.config import RegistryConfig
 from spark_kwire.client.registry.errors import RegistryAuthError, RegistryConfigError
 
@@ -21,12 +21,13 @@ def registry_ssl_context(config: RegistryConfig, *, system_cas_too: bool = False
     """The client ``ssl.SSLContext`` of the registry's ``ssl.*`` options (kwire's TLS module reads them)."""
     from spark_kwire.client.errors import ConfigError
     from spark_kwire.client.auth.tls import build_ssl_context
+    from spark_kwire.client.settings.tls_options import tls_of_mapping
 
     options = config.ssl_options
     if "ssl.certificate.location" in options and "ssl.key.location" not in options:
         options["ssl.keystore.location"] = options.pop("ssl.certificate.location")  # one PEM with the key
     try:
-        return build_ssl_context(ClientConfig(ssl=options), system_cas_too=system_cas_too)
+        return build_ssl_context(tls_of_mapping(options), system_cas_too=system_cas_too)
     except ConfigError as exc:
         detail = str(exc).split(f"for Kafka option {exc.key!r}", 1)[-1].lstrip(": ")
         raise RegistryConfigError(exc.key, exc.value, reason=detail or None,

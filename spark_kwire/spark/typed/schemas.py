@@ -30,7 +30,7 @@ from spark_kwire.spark.errors import KwireOptionError, KwireSchemaError
 from spark_kwire.spark.typed.options import SideSpec, TypedOptions
 from spark_kwire.spark.typed.spark_types import arrow_type_for_write, spark_type
 
-__all__ = ["ResolvedSide", "resolve_read", "resolve_write", "registry_client"]
+__all__ = ["ResolvedSide", "resolve_read", "resolve_write", "registry_client", "view_write_types"]
 
 References = tuple[tuple[str, str], ...]
 
@@ -233,6 +233,28 @@ def _resolve_write_side(spec: SideSpec, typed: TypedOptions, schema: T.StructTyp
             f"{e}. Nothing was written.") from None
     return ResolvedSide(spec, text, references, schema_id, source)
 
+
+def view_write_types(typed: TypedOptions, topic: str | None) -> dict[str, T.DataType]:
+    """{column: Spark type} of the typed key or value of a view that is only written: the schema given inline, or
+    the subject's registered version (the latest unless valueSchemaVersion names one). A view's columns are fixed
+    when it is defined, so a schema derived from the rows written cannot type them."""
+    types = {}
+    for spec in typed.sides:
+        if spec.schema is not None:
+            resolved = _typed_columns(spec, spec.schema, (), None, f"option '{spec.option('schema')}'")
+        elif spec.version is None and (typed.auto_register or not typed.use_latest):
+            raise KwireOptionError(
+                f"A view's columns are fixed when it is defined, so its {spec.side} cannot take a schema derived from "
+                f"the rows written (auto.register.schemas=true or use.latest.version=false without "
+                f"'{spec.option('schema')}'). Give the schema in '{spec.option('schema')}' (auto.register.schemas="
+                f"true registers it on the first write), or register it first and write with its latest version.")
+        else:
+            subject = _write_subject(spec, topic, spec.record_name)
+            registered, references = _fetch(registry_client(typed.registry), spec, subject, spec.strategy)
+            source = f"subject {subject!r} version {registered.version}, schema id {registered.schema_id}"
+            resolved = _typed_columns(spec, registered.text, references, registered.schema_id, source)
+        types[spec.side] = resolved.spark_type
+    return types
 
 _registered: dict[tuple, int] = {}
 

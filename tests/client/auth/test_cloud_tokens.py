@@ -57,7 +57,7 @@ def _decode_msk_token(token: str) -> urllib.parse.SplitResult:
 
 
 def _mechanism(opts: dict) -> OAuthBearerMechanism:
-    return OAuthBearerMechanism.from_config(ClientConfig.from_kafka_options(opts))
+    return OAuthBearerMechanism.from_login(ClientConfig.from_kafka_options(opts).sasl)
 
 
 # -- AWS MSK IAM, offline ----------------------------------------------------------------------------------------

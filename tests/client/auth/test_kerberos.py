@@ -375,7 +375,7 @@ def test_keytab_principals_as_klist_lists_them(kerberos, tmp_path):
 ])
 def test_refresh_time_follows_kafkas_rule(lifetime_s, last_login_ago_s, low, high):
     from spark_kwire.client.auth.kerberos.login import refresh_time
-    from spark_kwire.client.auth.kerberos.settings import KerberosSettings
+    from spark_kwire.client.settings.logins import KerberosSettings
 
     now = 1_000_000.0
     last = now - last_login_ago_s if last_login_ago_s is not None else -1e12
@@ -391,7 +391,7 @@ def test_every_keytab_login_plans_its_renewal_at_the_window_not_at_expiry(monkey
     from the login just made (Java's rule): counted from the previous one, it landed at the very end of the
     second ticket, so a stream renewed at the last moment (seen in the lifetimes test)."""
     from spark_kwire.client.auth.kerberos import login as login_module
-    from spark_kwire.client.auth.kerberos.settings import KerberosSettings
+    from spark_kwire.client.settings.logins import KerberosSettings
 
     clock = [1_000_000.0]
     monkeypatch.setattr(login_module.time, "time", lambda: clock[0])
@@ -422,7 +422,9 @@ def test_example_kerberos_settings_file_is_valid():
     """conf/client-kerberos.properties: the keytab line, and the ticket-cache line it offers instead, read as the
     Krb5LoginModule options they are; every name is one the client knows."""
     from harness import REPO_ROOT
-    from spark_kwire.client.auth.kerberos import kerberos_settings
+
+    def kerberos_settings(config):
+        return config.sasl.kerberos
 
     lines = (REPO_ROOT / "conf" / "client-kerberos.properties").read_text().splitlines()
     props = dict(line.split("=", 1) for line in lines if line.strip() and not line.startswith("#"))
@@ -430,7 +432,7 @@ def test_example_kerberos_settings_file_is_valid():
     keytab = kerberos_settings(ClientConfig.from_kafka_options(props))
     assert (keytab.use_keytab, keytab.keytab, keytab.principal, keytab.use_ticket_cache) == \
         (True, "/etc/security/keytabs/etl.keytab", "etl@EXAMPLE.COM", False)
-    assert keytab.service_name == "kafka" and ClientConfig.from_kafka_options(props).extra == {}
+    assert keytab.service_name == "kafka" and ClientConfig.from_kafka_options(props).ignored == ()
     cache = kerberos_settings(ClientConfig.from_kafka_options({**props, "sasl.jaas.config": cache_line.split("=", 1)[1]}))
     assert (cache.use_ticket_cache, cache.ticket_cache, cache.use_keytab) == (True, "/tmp/krb5cc_etl", False)
     renewal = {line[1:].split("=", 1)[0]: line.split("=", 1)[1] for line in lines

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from spark_kwire.client import ClientConfig, ConfigError
-from spark_kwire.client.config import Secret
+from spark_kwire.client.settings.oauth_options import unsecured_token
+from spark_kwire.client.settings.secret import Secret
 from spark_kwire.client.auth.oauth import OAuthToken, TokenError, jwt_claims
 from spark_kwire.client.auth.oauth.refresh import RefreshPolicy, SharedToken
 from spark_kwire.client.auth.oauth.unsecured import UnsecuredTokenSource
@@ -39,16 +40,18 @@ def test_refresh_time_follows_kafkas_window_semantics(lifetime, issued_ago, low,
 
 
 def test_refresh_settings_are_read_and_checked():
-    base = {"bootstrap.servers": "h:1"}
-    policy = RefreshPolicy.from_config(ClientConfig.from_kafka_options({
+    base = {"bootstrap.servers": "h:1", "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+            "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                                "unsecuredLoginStringClaim_sub=u;"}
+    policy = ClientConfig.from_kafka_options({
         **base, "sasl.login.refresh.window.factor": "0.5", "sasl.login.refresh.window.jitter": "0",
-        "sasl.login.refresh.min.period.seconds": "0", "sasl.login.refresh.buffer.seconds": "0"}))
+        "sasl.login.refresh.min.period.seconds": "0", "sasl.login.refresh.buffer.seconds": "0"}).sasl.refresh
     assert policy == RefreshPolicy(0.5, 0.0, 0, 0)
     assert policy.refresh_at(_token(100), NOW) == NOW + 50
     for key, value in (("sasl.login.refresh.window.factor", "0.3"), ("sasl.login.refresh.buffer.seconds", "x"),
                        ("sasl.login.refresh.min.period.seconds", "901")):
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
-            RefreshPolicy.from_config(ClientConfig.from_kafka_options({**base, key: value}))
+            ClientConfig.from_kafka_options({**base, key: value})
 
 
 def test_client_first_message_layout():
@@ -59,9 +62,10 @@ def test_client_first_message_layout():
 
 
 def test_unsecured_token_claims_and_jwt_reading():
-    source = UnsecuredTokenSource({"unsecuredLoginStringClaim_sub": "dev", "unsecuredLoginNumberClaim_n": "7",
-                                   "unsecuredLoginListClaim_scope": " a b", "unsecuredLoginLifetimeSeconds": "60",
-                                   "unsecuredLoginExtension_traceId": "x1"})
+    source = UnsecuredTokenSource(unsecured_token({
+        "unsecuredLoginStringClaim_sub": "dev", "unsecuredLoginNumberClaim_n": "7",
+        "unsecuredLoginListClaim_scope": " a b", "unsecuredLoginLifetimeSeconds": "60",
+        "unsecuredLoginExtension_traceId": "x1"}))
     token = source.fetch()
     text = token.value.reveal()
     assert text.endswith(".") and text.count(".") == 2
@@ -155,7 +159,7 @@ def test_cloud_example_settings_files_are_valid(name, mechanism, source):
     filled = {k: v.replace("<CLIENT-SECRET>", "cs-123").replace("<API-SECRET>", "as-123").replace("<NAMESPACE>", "myns")
               for k, v in props.items()}
     config = ClientConfig.from_kafka_options(filled)
-    assert not config.extra, config.extra  # every name is one the client knows
+    assert not config.ignored, config.ignored  # every name is one the client knows (unknown ones are refused)
     authenticator = security_hooks(config).authenticate
     assert authenticator.mechanism == mechanism
     impl = authenticator.mechanism_impl

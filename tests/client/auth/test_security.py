@@ -21,9 +21,10 @@ import pytest
 
 from spark_kwire.client import Admin, ClientConfig, ConfigError, KafkaClient, Producer, fetch_range
 from spark_kwire.client.errors import is_retriable_error
-from spark_kwire.client.auth.security import (AuthenticationError, JaasConfig, ScramClient, TlsError, parse_jaas_config,
+from spark_kwire.client.auth.security import (AuthenticationError, ScramClient, TlsError,
                                          security_hooks)
-from spark_kwire.client.config import Secret
+from spark_kwire.client.settings.jaas import parse_jaas_config
+from spark_kwire.client.settings.secret import Secret
 from harness import KafkaCluster, Listener, generate_test_certificates
 
 USER = "alice"
@@ -194,10 +195,10 @@ def test_unknown_mechanism_names_the_accepted_ones():
 def test_gssapi_with_a_password_login_module_names_the_kerberos_one():
     """GSSAPI (Kafka's default mechanism) with a PLAIN JAAS line: the error says which login module GSSAPI needs,
     and shows nothing of the line (its password)."""
-    config = ClientConfig.from_kafka_options({"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_SSL",
-                                              "sasl.jaas.config": _jaas("PLAIN")})
-    with pytest.raises(ConfigError) as info:
-        security_hooks(config)
+    with pytest.raises(ConfigError) as info:  # the settings read the JAAS line once, when they are built
+        security_hooks(ClientConfig.from_kafka_options({"bootstrap.servers": "127.0.0.1:1",
+                                                        "security.protocol": "SASL_SSL",
+                                                        "sasl.jaas.config": _jaas("PLAIN")}))
     text = str(info.value)
     assert "needs a Kerberos login module" in text and "Krb5LoginModule" in text and "set sasl.mechanism" in text
     assert "PlainLoginModule" in text and PASSWORD not in text
@@ -242,7 +243,7 @@ def test_example_client_settings_files_are_valid(name, certs):
                  "<KEY-PASSWORD>": "unused-for-an-unencrypted-key"}.get(value, value)
         filled[key] = value.replace("<USERNAME>", USER).replace("<PASSWORD>", PASSWORD)
     config = ClientConfig.from_kafka_options(filled)
-    assert not config.extra, config.extra  # every name is one the client knows
+    assert not config.ignored, config.ignored  # every name is one the client knows (unknown ones are refused)
     hooks = security_hooks(config)
     assert (hooks.transport_factory is not None) == config.security_protocol.endswith("SSL")
     if hooks.authenticate is not None:

@@ -33,7 +33,7 @@ from spark_kwire.client.auth.kerberos.bounded import KdcTimeout, within
 from spark_kwire.client.auth.kerberos.errors import TICKET_EXPIRED_ADVICE, KerberosError, explain_gss_error, realm_of
 from spark_kwire.client.auth.kerberos.keytab import keytab_entries, keytab_path
 from spark_kwire.client.auth.kerberos.profile import describe_realm
-from spark_kwire.client.auth.kerberos.settings import KerberosSettings
+from spark_kwire.client.settings.logins import KerberosSettings
 
 __all__ = ["KerberosLogin", "shared_login", "forget_kerberos_logins", "refresh_time", "keytab_note"]
 

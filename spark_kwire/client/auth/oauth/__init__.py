@@ -10,7 +10,8 @@ Token sources (one module each):
 * :mod:`.azure`: Microsoft Entra ID through ``azure-identity`` (extra ``spark-kwire[azure]``);
 * :mod:`.unsecured`: an unsigned JWT for local development (Kafka's ``unsecuredLoginStringClaim_sub``).
 
-:mod:`.selection` reads the options and picks one; :mod:`.refresh` keeps one token per credential per process,
+:mod:`.selection` makes the source a login's settings name (the options were read into them by
+:mod:`spark_kwire.client.settings.oauth_options`); :mod:`.refresh` keeps one token per credential per process,
 refreshed with Kafka's window semantics.
 """
 

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from spark_kwire.client.errors import ConfigError
 from spark_kwire.client.auth.oauth import TokenError, TokenSource
 from spark_kwire.client.auth.oauth.provider import CallableTokenSource
+from spark_kwire.client.settings.logins import AwsMskIam
 
-__all__ = ["msk_iam_token_source", "region_from_hosts", "MSK_JAAS_OPTIONS"]
-
-MSK_JAAS_OPTIONS = ("awsProfileName", "awsRoleArn", "awsRoleSessionName", "awsDebugCreds")
+__all__ = ["msk_iam_token_source", "region_from_hosts"]
 _MSK_HOST = re.compile(r"\.kafka(?:-serverless)?\.([a-z]{2}(?:-[a-z]+)+-\d+)\.amazonaws\.com(?:\.cn)?$")
 
 
@@ -48,27 +47,16 @@ def _signer():
     return MSKAuthTokenProvider
 
 
-def msk_iam_token_source(region_option: str | None, hosts: Sequence[str], jaas: Mapping[str, str]) -> TokenSource:
+def msk_iam_token_source(settings: AwsMskIam) -> TokenSource:
     """A :class:`TokenSource` signing MSK IAM tokens; raises :class:`ConfigError` for a missing region."""
-    unknown = sorted(set(jaas) - set(MSK_JAAS_OPTIONS))
-    if unknown:
-        raise ConfigError("sasl.jaas.config", "(IAMLoginModule options)",
-                          reason=f"spark-kwire does not support the IAMLoginModule option(s) {', '.join(unknown)}; "
-                                 f"it reads {', '.join(MSK_JAAS_OPTIONS)} (other credentials come from botocore's "
-                                 f"default chain: environment, profile, instance or container role)")
-    region = (region_option or "").strip() or region_from_hosts(hosts) or os.environ.get("AWS_REGION") \
+    region = (settings.region or "").strip() or region_from_hosts(settings.hosts) or os.environ.get("AWS_REGION") \
         or os.environ.get("AWS_DEFAULT_REGION")
     if not region:
         raise ConfigError("kwire.aws.region", None,
                           reason="AWS MSK IAM needs the cluster's region: set kafka.kwire.aws.region (e.g. "
                                  "us-east-1) or AWS_REGION, or use the MSK broker host names in bootstrap.servers")
-    profile = jaas.get("awsProfileName")
-    role_arn = jaas.get("awsRoleArn")
-    session_name = jaas.get("awsRoleSessionName")
-    debug = (jaas.get("awsDebugCreds") or "").strip().lower() == "true"
-    if profile and role_arn:
-        raise ConfigError("sasl.jaas.config", "(IAMLoginModule options)",
-                          reason="set either awsProfileName or awsRoleArn, not both")
+    profile, role_arn, session_name = settings.profile, settings.role_arn, settings.role_session_name
+    debug = settings.debug_credentials
 
     def sign() -> tuple[str, float]:
         provider = _signer()

@@ -27,7 +27,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from spark_kwire.client.config import Secret
+from spark_kwire.client.settings.secret import Secret
 from spark_kwire.client.auth.oauth import OAuthToken, TokenError, TokenSource, jwt_claims
 
 __all__ = ["ClientCredentialsSource", "FileTokenSource", "display_url"]

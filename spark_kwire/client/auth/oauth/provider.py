@@ -14,34 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.util
 import inspect
 import threading
 import time
 from typing import Any, Callable
 
-from spark_kwire.client.config import Secret
+from spark_kwire.client.settings.secret import Secret
 from spark_kwire.client.auth.oauth import OAuthToken, TokenError, TokenSource, jwt_claims
 
-__all__ = ["CallableTokenSource", "looks_like_python_reference", "resolve_reference"]
+__all__ = ["CallableTokenSource", "resolve_reference"]
 
 _resolved: dict[str, Callable] = {}
 _resolved_lock = threading.Lock()
-
-
-def looks_like_python_reference(value: str) -> bool:
-    """``package.module:attribute`` is a Python reference; so is ``package.module.attribute`` when that module
-    can be found here (otherwise a dotted name is taken for a Java class)."""
-    module, sep, attr = value.partition(":")
-    if sep:
-        return bool(module.strip()) and bool(attr.strip())
-    module, _, attr = value.rpartition(".")
-    if not module or not attr:
-        return False
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def resolve_reference(reference: str, option: str) -> Callable:

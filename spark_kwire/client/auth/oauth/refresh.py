@@ -1,4 +1,5 @@
-"""When to refresh a token (Kafka's ``sasl.login.refresh.*`` semantics), and one shared token per process.
+"""When to refresh a token (Kafka's ``sasl.login.refresh.*`` semantics, the settings' :class:`RefreshPolicy`), and one
+shared token per process.
 
 Kafka's Java client refreshes a token at ``window.factor`` (0.8) plus up to ``window.jitter`` (0.05) of its
 lifetime, but not sooner than ``min.period.seconds`` (60) from now and not later than ``buffer.seconds`` (300)
@@ -12,62 +13,18 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import threading
 import time
-from dataclasses import dataclass
 from typing import Callable
 
-from spark_kwire.client.config import ClientConfig, reveal
-from spark_kwire.client.errors import ConfigError
 from spark_kwire.client.auth.oauth.token import OAuthToken
+from spark_kwire.client.settings.logins import RefreshPolicy
 
 __all__ = ["RefreshPolicy", "SharedToken", "shared_token", "forget_shared_tokens"]
 
 log = logging.getLogger(__name__)
 
 RETRY_AFTER_FAILED_REFRESH_S = 10.0  # Java's DELAY_SECONDS_BEFORE_NEXT_RETRY_WHEN_RELOGIN_FAILS
-
-
-@dataclass(frozen=True)
-class RefreshPolicy:
-    """``sasl.login.refresh.window.factor`` / ``.window.jitter`` / ``.min.period.seconds`` / ``.buffer.seconds``."""
-    window_factor: float = 0.8
-    window_jitter: float = 0.05
-    min_period_s: int = 60
-    buffer_s: int = 300
-
-    @classmethod
-    def from_config(cls, config: ClientConfig) -> "RefreshPolicy":
-        def number(key: str, default, low, high, kind):
-            raw = reveal(config.sasl.get(key))
-            if raw is None or not raw.strip():
-                return default
-            try:
-                value = kind(raw.strip())
-            except ValueError:
-                raise ConfigError(key, raw, f"a number between {low} and {high}") from None
-            if not low <= value <= high:
-                raise ConfigError(key, raw, f"a number between {low} and {high}")
-            return value
-
-        return cls(number("sasl.login.refresh.window.factor", 0.8, 0.5, 1.0, float),
-                   number("sasl.login.refresh.window.jitter", 0.05, 0.0, 0.25, float),
-                   number("sasl.login.refresh.min.period.seconds", 60, 0, 900, int),
-                   number("sasl.login.refresh.buffer.seconds", 300, 0, 3600, int))
-
-    def refresh_at(self, token: OAuthToken, now: float) -> float:
-        """Epoch seconds at which ``token`` should be replaced (fetched at ``now``)."""
-        expires = token.expires_at
-        if now >= expires:
-            return now
-        fraction = self.window_factor + self.window_jitter * random.random()
-        if now + self.min_period_s + self.buffer_s > expires:
-            return now + (expires - now) * fraction
-        start = token.issued_at if token.issued_at is not None and token.issued_at <= now else now
-        proposed = start + (expires - start) * fraction
-        proposed = min(proposed, expires - self.buffer_s)
-        return max(proposed, now + self.min_period_s)
 
 
 class SharedToken:

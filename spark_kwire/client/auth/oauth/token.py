@@ -7,7 +7,7 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from spark_kwire.client.config import Secret
+from spark_kwire.client.settings.secret import Secret
 
 __all__ = ["OAuthToken", "jwt_claims"]
 

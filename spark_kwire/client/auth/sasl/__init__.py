@@ -13,9 +13,8 @@ MSK IAM signer. :meth:`SaslMechanism.begin` takes the broker's host name (GSSAPI
 
 from __future__ import annotations
 
-from spark_kwire.client.config import ClientConfig
-from spark_kwire.client.errors import ConfigError
 from spark_kwire.client.auth.sasl.mechanism import AuthenticationError, SaslMechanism, SaslMechanismError, SaslSession
+from spark_kwire.client.settings.logins import GssapiLogin, OAuthBearerLogin, PlainLogin, SaslLogin
 
 __all__ = ["AuthenticationError", "SaslMechanismError", "SaslMechanism", "SaslSession", "sasl_mechanism",
            "SUPPORTED_SASL_MECHANISMS"]
@@ -23,24 +22,21 @@ __all__ = ["AuthenticationError", "SaslMechanismError", "SaslMechanism", "SaslSe
 SUPPORTED_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "AWS_MSK_IAM", "GSSAPI")
 
 
-def sasl_mechanism(config: ClientConfig) -> SaslMechanism:
-    """The mechanism ``sasl.mechanism`` names, with its credentials from the config; raises :class:`ConfigError`."""
-    name = config.sasl_mechanism
-    if name == "PLAIN":
+def sasl_mechanism(login: SaslLogin, request_timeout_ms: int = 30_000) -> SaslMechanism:
+    """The mechanism of a login (the settings' tagged union), with its credentials; ``request_timeout_ms`` bounds
+    what waits on a KDC."""
+    if isinstance(login, PlainLogin):
         from spark_kwire.client.auth.sasl.plain import PlainMechanism
 
-        return PlainMechanism.from_config(config)
-    if name in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
-        from spark_kwire.client.auth.sasl.scram import ScramMechanism
-
-        return ScramMechanism.from_config(config)
-    if name in ("OAUTHBEARER", "AWS_MSK_IAM"):
+        return PlainMechanism(login)
+    if isinstance(login, OAuthBearerLogin):
         from spark_kwire.client.auth.sasl.oauthbearer import OAuthBearerMechanism
 
-        return OAuthBearerMechanism.from_config(config)
-    if name == "GSSAPI":
+        return OAuthBearerMechanism.from_login(login)
+    if isinstance(login, GssapiLogin):
         from spark_kwire.client.auth.sasl.gssapi import GssapiMechanism
 
-        return GssapiMechanism.from_config(config)
-    raise ConfigError("sasl.mechanism", name, ", ".join(SUPPORTED_SASL_MECHANISMS),
-                      reason=f"spark-kwire does not implement {name}; set sasl.mechanism to one it supports")
+        return GssapiMechanism.from_login(login, request_timeout_ms)
+    from spark_kwire.client.auth.sasl.scram import ScramMechanism  # SCRAM, as a user or a delegation token
+
+    return ScramMechanism(login)

@@ -12,8 +12,8 @@ import logging
 import time
 from dataclasses import dataclass
 
-from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.auth.sasl import AuthenticationError, SaslMechanism, SaslMechanismError, sasl_mechanism
+from spark_kwire.client.settings.logins import SaslLogin
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import error_info
 
@@ -34,16 +34,14 @@ class SaslOutcome:
     sent_at: float  # time.monotonic() when the last SaslAuthenticate request was sent
 
 
-def _rebuild(config: ClientConfig) -> "SaslAuthenticator":
-    return SaslAuthenticator(config)
-
-
 class SaslAuthenticator:
-    """The ``authenticate(conn, reauthentication=False) -> SaslOutcome`` hook for SASL_PLAINTEXT / SASL_SSL."""
+    """The ``authenticate(conn, reauthentication=False) -> SaslOutcome`` hook for SASL_PLAINTEXT / SASL_SSL, with the
+    login of the settings (``request_timeout_ms`` bounds what waits on a KDC)."""
 
-    def __init__(self, config: ClientConfig) -> None:
-        self._config = config
-        self.mechanism_impl: SaslMechanism = sasl_mechanism(config)
+    def __init__(self, login: SaslLogin, request_timeout_ms: int = 30_000) -> None:
+        self._login = login
+        self._request_timeout_ms = request_timeout_ms
+        self.mechanism_impl: SaslMechanism = sasl_mechanism(login, request_timeout_ms)
         self.mechanism = self.mechanism_impl.label
 
     @property
@@ -53,8 +51,8 @@ class SaslAuthenticator:
     def __repr__(self) -> str:
         return f"SaslAuthenticator({self.mechanism}, {self.mechanism_impl.who})"
 
-    def __reduce__(self):  # rebuilt from the config, whose secrets pickle masked
-        return (_rebuild, (self._config,))
+    def __reduce__(self):  # rebuilt from the login, whose secrets pickle masked
+        return (SaslAuthenticator, (self._login, self._request_timeout_ms))
 
     def __call__(self, conn, reauthentication: bool = False) -> SaslOutcome:
         address = getattr(conn, "address", "?")

@@ -15,15 +15,15 @@ Calls that may wait on a KDC are bounded by ``request.timeout.ms``.
 
 from __future__ import annotations
 
-from spark_kwire.client.config import ClientConfig, Secret
 from spark_kwire.client.auth.kerberos.binding import load_gssapi
 from spark_kwire.client.auth.kerberos.bounded import KdcTimeout, within
 from spark_kwire.client.auth.kerberos.errors import KerberosError, explain_gss_error, realm_of
 from spark_kwire.client.auth.kerberos.login import KerberosLogin, keytab_note, shared_login
 from spark_kwire.client.auth.kerberos.profile import describe_realm, default_realm
-from spark_kwire.client.auth.kerberos.settings import KerberosSettings, kerberos_settings
 from spark_kwire.client.auth.sasl.mechanism import SaslMechanism, SaslMechanismError, SaslSession
 from spark_kwire.client.errors import ConfigError
+from spark_kwire.client.settings.logins import GssapiLogin, KerberosSettings
+from spark_kwire.client.settings.secret import Secret
 
 __all__ = ["GssapiMechanism", "NO_SECURITY_LAYER"]
 
@@ -69,7 +69,7 @@ class _GssapiSession(SaslSession):
 
 
 class GssapiMechanism(SaslMechanism):
-    """SASL/GSSAPI with the credentials :class:`~spark_kwire.client.auth.kerberos.settings.KerberosSettings` describe."""
+    """SASL/GSSAPI with the credentials :class:`~spark_kwire.client.settings.logins.KerberosSettings` describe."""
 
     name = label = "GSSAPI"
 
@@ -79,16 +79,16 @@ class GssapiMechanism(SaslMechanism):
         self._bound_s = bound_s
 
     @classmethod
-    def from_config(cls, config: ClientConfig) -> "GssapiMechanism":
-        """Checks what can be checked before connecting (the binding, the options, the keytab's principals)."""
-        settings = kerberos_settings(config)
+    def from_login(cls, login: GssapiLogin, request_timeout_ms: int) -> "GssapiMechanism":
+        """Checks what can be checked before connecting (the binding, the keytab's principals)."""
+        settings = login.kerberos
         gssapi = load_gssapi()
         if settings.use_keytab and not settings.use_ticket_cache:
             note = keytab_note(settings, settings.principal)
             if note is not None:
                 raise ConfigError("sasl.jaas.config", Secret(""), reason=f"{note}; useKeyTab=true needs a keytab with "
                                                                     f"the principal's key (klist -kt <keytab>)")
-        return cls(settings, gssapi, config.request_timeout_ms / 1000.0)
+        return cls(settings, gssapi, request_timeout_ms / 1000.0)
 
     def login(self) -> KerberosLogin:
         """This process's login for these settings (shared with every client using them)."""
@@ -131,7 +131,7 @@ class GssapiMechanism(SaslMechanism):
         return _GssapiSession(gss, context, login.principal), token
 
     def __reduce__(self):  # the binding module does not pickle; clients rebuild mechanisms from their config
-        raise TypeError("GssapiMechanism is rebuilt from the ClientConfig, not pickled")
+        raise TypeError("GssapiMechanism is rebuilt from the settings' GssapiLogin, not pickled")
 
     def __repr__(self) -> str:
         return f"GssapiMechanism(service={self.settings.service_name!r}, {self.settings.describe()})"

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 
-from spark_kwire.client.config import ClientConfig
 from spark_kwire.client.auth.oauth import OAuthToken, TokenSource
-from spark_kwire.client.auth.oauth.refresh import RefreshPolicy, shared_token
-from spark_kwire.client.auth.oauth.selection import select_token_source, validate_extensions
+from spark_kwire.client.auth.oauth.refresh import shared_token
+from spark_kwire.client.auth.oauth.selection import token_source
 from spark_kwire.client.auth.sasl.mechanism import SaslMechanism, SaslSession
+from spark_kwire.client.settings.logins import OAuthBearerLogin, RefreshPolicy, check_extensions
 
 __all__ = ["OAuthBearerMechanism", "client_first_message"]
 
@@ -72,9 +72,8 @@ class OAuthBearerMechanism(SaslMechanism):
         self.label = label
 
     @classmethod
-    def from_config(cls, config: ClientConfig) -> "OAuthBearerMechanism":
-        source, extensions = select_token_source(config)
-        return cls(source, extensions, RefreshPolicy.from_config(config), config.sasl_mechanism)
+    def from_login(cls, login: OAuthBearerLogin) -> "OAuthBearerMechanism":
+        return cls(token_source(login.token_source), dict(login.extensions), login.refresh, login.label)
 
     @property
     def principal(self) -> str:
@@ -90,7 +89,7 @@ class OAuthBearerMechanism(SaslMechanism):
 
     def begin(self, host: str) -> tuple[SaslSession, bytes]:
         token = self.shared_token().get()
-        extensions = {**self.extensions, **validate_extensions(dict(token.extensions), self.source.description)}
+        extensions = {**self.extensions, **check_extensions(dict(token.extensions), self.source.description)}
         return _OAuthBearerSession(token), client_first_message(token.value.reveal(), extensions)
 
     def __repr__(self) -> str:

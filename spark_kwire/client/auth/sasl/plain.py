@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from spark_kwire.client.config import ClientConfig
-from spark_kwire.client.auth.sasl.credentials import UserCredentials, UserPasswordMechanism, user_credentials
+from spark_kwire.client.auth.sasl.credentials import UserPasswordMechanism
 from spark_kwire.client.auth.sasl.mechanism import SaslSession
 
 __all__ = ["PlainMechanism"]
@@ -15,16 +14,6 @@ class _PlainSession(SaslSession):
 
 
 class PlainMechanism(UserPasswordMechanism):
-    name = label = "PLAIN"
-
-    def __init__(self, credentials: UserCredentials, config: ClientConfig | None = None) -> None:
-        self._credentials = credentials
-        self._config = config
-
-    @classmethod
-    def from_config(cls, config: ClientConfig) -> "PlainMechanism":
-        return cls(user_credentials(config), config)
-
     def begin(self, host: str) -> tuple[SaslSession, bytes]:
-        c = self._credentials
-        return _PlainSession(), b"\0" + c.username.encode("utf-8") + b"\0" + c.password.reveal().encode("utf-8")
+        return _PlainSession(), b"\0" + self.principal.encode("utf-8") + b"\0" + \
+            self.password.reveal().encode("utf-8")

@@ -12,9 +12,9 @@ import hmac
 import secrets
 from typing import Mapping
 
-from spark_kwire.client.config import ClientConfig, Secret
-from spark_kwire.client.auth.sasl.credentials import UserCredentials, UserPasswordMechanism, user_credentials
+from spark_kwire.client.auth.sasl.credentials import UserPasswordMechanism
 from spark_kwire.client.auth.sasl.mechanism import SaslMechanismError, SaslSession
+from spark_kwire.client.settings.secret import Secret
 
 __all__ = ["ScramClient", "ScramError", "ScramMechanism", "SCRAM_MIN_ITERATIONS"]
 
@@ -148,17 +148,6 @@ class _ScramSession(SaslSession):
 
 
 class ScramMechanism(UserPasswordMechanism):
-    def __init__(self, mechanism: str, credentials: UserCredentials) -> None:
-        if mechanism not in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
-            raise ValueError(f"unsupported SCRAM mechanism {mechanism}")
-        self.name = self.label = mechanism
-        self._credentials = credentials
-
-    @classmethod
-    def from_config(cls, config: ClientConfig) -> "ScramMechanism":
-        return cls(config.sasl_mechanism, user_credentials(config))
-
     def begin(self, host: str) -> tuple[SaslSession, bytes]:
-        c = self._credentials
-        client = ScramClient(self.name, c.username, c.password, c.extensions)
+        client = ScramClient(self.name, self.principal, self.password, self.extensions)
         return _ScramSession(client), client.first_message()

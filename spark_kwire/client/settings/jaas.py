@@ -1,15 +1,15 @@
 """Kafka's ``sasl.jaas.config`` syntax: ``<LoginModuleClass> <flag> key=value ... ;``.
 
 The login-module class is kept as written (Databricks' ``kafkashaded.`` names and AWS's ``shadedmskiam.``
-ones included); what it means is decided by the SASL mechanism that reads the options. Values whose names
-look secret are masked in ``repr``, and a parsed config refuses to be pickled.
+ones included); what it means is decided by the builder of the mechanism's login (:mod:`.sasl_options`), which reads
+it once. Values whose names look secret are masked in ``repr``, and a parsed config refuses to be pickled.
 """
 
 from __future__ import annotations
 
 import re
 
-from spark_kwire.client.config import Secret, reveal as _reveal
+from spark_kwire.client.settings.secret import Secret, reveal as _reveal
 from spark_kwire.client.errors import ConfigError
 
 __all__ = ["JaasConfig", "parse_jaas_config"]
@@ -41,7 +41,7 @@ class JaasConfig:
     __str__ = __repr__
 
     def __reduce__(self):  # never pickle the clear-text options
-        raise TypeError("JaasConfig holds secrets and is not picklable; pickle the ClientConfig instead")
+        raise TypeError("JaasConfig holds secrets and is not picklable; pickle the ClientConfig built from it instead")
 
 
 def _jaas_error(reason: str) -> ConfigError:

@@ -1,4 +1,5 @@
-"""The Kerberos options of a client, read as Kafka's Java client reads them.
+"""The Kerberos login of a GSSAPI client (:class:`~.logins.KerberosSettings`) from its options, read as Kafka's Java
+client reads them.
 
 * ``sasl.jaas.config`` with ``com.sun.security.auth.module.Krb5LoginModule`` (any ``kafkashaded.`` prefix) and its
   options ``useKeyTab``, ``keyTab``, ``principal``, ``useTicketCache``, ``ticketCache``, ``renewTGT`` (also spelt
@@ -19,14 +20,12 @@ refused, naming what is accepted. Nothing here reads a keytab: settings hold pat
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
-
-from spark_kwire.client.config import ClientConfig, Secret, reveal
 from spark_kwire.client.errors import ConfigError
-from spark_kwire.client.auth.jaas import JaasConfig, parse_jaas_config
+from spark_kwire.client.settings.jaas import JaasConfig
+from spark_kwire.client.settings.logins import KerberosSettings
+from spark_kwire.client.settings.secret import Secret
 
-__all__ = ["KerberosSettings", "kerberos_settings", "KERBEROS_OPTIONS", "KRB5_LOGIN_MODULES"]
+__all__ = ["kerberos_settings", "KERBEROS_OPTIONS", "KRB5_LOGIN_MODULES"]
 
 KRB5_LOGIN_MODULES = ("com.sun.security.auth.module.Krb5LoginModule", "com.ibm.security.auth.module.Krb5LoginModule")
 _SUN_OPTIONS = ("useKeyTab", "keyTab", "principal", "useTicketCache", "ticketCache", "renewTGT", "renewTicket",
@@ -35,67 +34,14 @@ _IBM_OPTIONS = ("useKeytab", "useCcache", "useDefaultKeytab", "useDefaultCcache"
                 "renewTGT", "refreshKrb5Config", "debug", "serviceName")
 _PASSWORD_OPTIONS = ("tryFirstPass", "useFirstPass", "storePass", "clearPass", "password")
 
-# Kafka option -> (field, kind, default, low, high)
+# Kafka option -> field of KerberosSettings (the values are read by their kinds in names.py)
 KERBEROS_OPTIONS = {
-    "sasl.kerberos.service.name": ("service_name", str, "kafka", None, None),
-    "sasl.kerberos.kinit.cmd": ("kinit_cmd", str, "/usr/bin/kinit", None, None),
-    "sasl.kerberos.ticket.renew.window.factor": ("renew_window_factor", float, 0.8, 0.5, 1.0),
-    "sasl.kerberos.ticket.renew.jitter": ("renew_jitter", float, 0.05, 0.0, 0.5),
-    "sasl.kerberos.min.time.before.relogin": ("min_time_before_relogin_ms", int, 60_000, 0, 86_400_000),
+    "sasl.kerberos.service.name": "service_name",
+    "sasl.kerberos.kinit.cmd": "kinit_cmd",
+    "sasl.kerberos.ticket.renew.window.factor": "renew_window_factor",
+    "sasl.kerberos.ticket.renew.jitter": "renew_jitter",
+    "sasl.kerberos.min.time.before.relogin": "min_time_before_relogin_ms",
 }
-
-
-@dataclass(frozen=True)
-class KerberosSettings:
-    """Where a client's Kerberos credentials come from, and when they are renewed. Paths only, no key material.
-
-    ``keytab`` is None with ``use_keytab`` for the default client keytab (``KRB5_CLIENT_KTNAME``);
-    ``ticket_cache`` is None with ``use_ticket_cache`` for the default cache (``KRB5CCNAME``).
-    """
-    principal: str | None = None
-    use_keytab: bool = False
-    keytab: str | None = None
-    use_ticket_cache: bool = True
-    ticket_cache: str | None = None
-    renew_ticket: bool = False
-    service_name: str = "kafka"
-    kinit_cmd: str = "/usr/bin/kinit"
-    renew_window_factor: float = 0.8
-    renew_jitter: float = 0.05
-    min_time_before_relogin_ms: int = 60_000
-    debug: bool = False
-    source: str = "the process's default ticket cache (no sasl.jaas.config)"
-
-    @property
-    def cache_name(self) -> str | None:
-        """The ticket cache as the Kerberos library names it (``FILE:/path``), None for the default one."""
-        if self.ticket_cache is None:
-            return None
-        return self.ticket_cache if _has_cache_type(self.ticket_cache) else f"FILE:{self.ticket_cache}"
-
-    def describe_cache(self) -> str:
-        """``ticket cache FILE:/x`` or ``the default ticket cache (KRB5CCNAME's value)``, for messages."""
-        if self.ticket_cache:
-            return f"ticket cache {self.cache_name}"
-        if os.environ.get("KRB5CCNAME"):
-            return f"the default ticket cache ({os.environ['KRB5CCNAME']})"
-        return "the default ticket cache"
-
-    def describe_keytab(self) -> str:
-        return f"keytab {self.keytab}" if self.keytab else "the default client keytab"
-
-    def describe(self, with_principal: bool = True) -> str:
-        """Where the credentials come from, for messages: ``keytab /k.keytab for alice@R``, ``ticket cache ...``."""
-        who = f" for {self.principal}" if self.principal and with_principal else ""
-        cache, keytab = self.describe_cache(), self.describe_keytab()
-        if self.use_keytab and self.use_ticket_cache:
-            return f"{cache}, else {keytab}{who}"
-        return f"{keytab}{who}" if self.use_keytab else f"{cache}{who}"
-
-
-def _has_cache_type(name: str) -> bool:
-    head, sep, _ = name.partition(":")
-    return bool(sep) and head.isalpha() and head.isupper() and len(head) > 1
 
 
 def _jaas_error(reason: str) -> ConfigError:
@@ -178,54 +124,33 @@ def _from_ibm(options: dict[str, str]) -> dict:
                 renew_ticket=_flag(options, "renewTGT", False))
 
 
-def _kafka_options(config: ClientConfig) -> dict:
-    values = {}
-    for key, raw in config.sasl.items():
-        if not key.startswith("sasl.kerberos."):
-            continue
-        if key not in KERBEROS_OPTIONS:
-            raise ConfigError(key, reveal(raw), reason="unknown Kerberos option", accepted=", ".join(KERBEROS_OPTIONS))
-        name, kind, _, low, high = KERBEROS_OPTIONS[key]
-        text = (reveal(raw) or "").strip()
-        if kind is str:
-            if not text:
-                raise ConfigError(key, text, reason="it must not be empty")
-            values[name] = text
-            continue
-        try:
-            value = kind(text)
-        except ValueError:
-            raise ConfigError(key, text, f"a number between {low} and {high}") from None
-        if not low <= value <= high:
-            raise ConfigError(key, text, f"a number between {low} and {high}")
-        values[name] = value
-    return values
+def _kafka_options(values) -> dict:
+    return {field: values.get(key) for key, field in KERBEROS_OPTIONS.items() if values.get(key) is not None}
 
 
 # options of the other mechanisms, which a GSSAPI login would ignore
 _NOT_FOR_GSSAPI = ("sasl.oauthbearer.", "sasl.login.", "sasl.client.callback.handler.class")
 
 
-def _refuse_other_mechanisms(config: ClientConfig) -> None:
+def _refuse_other_mechanisms(values) -> None:
     default = " (Kafka's default when sasl.mechanism is not set)"
-    if config.sasl_username is not None or config.sasl_password is not None:
-        key = "sasl.username" if config.sasl_username is not None else "sasl.password"
-        raise ConfigError(key, Secret(""), reason=f"sasl.username and sasl.password are for PLAIN and SCRAM, but "
-                          f"sasl.mechanism is GSSAPI{default}: set sasl.mechanism, or remove them")
-    for key in config.sasl:
-        if key.startswith(_NOT_FOR_GSSAPI):
-            raise ConfigError(key, Secret(""), reason=f"it configures OAUTHBEARER or AWS_MSK_IAM logins, but "
-                              f"sasl.mechanism is GSSAPI{default}: set sasl.mechanism, or remove it")
+    users = values.given_with("sasl.username", "sasl.password")
+    if users:
+        raise ConfigError(users[-1], Secret(""), reason=f"sasl.username and sasl.password are for PLAIN and SCRAM, "
+                          f"but sasl.mechanism is GSSAPI{default}: set sasl.mechanism, or remove them")
+    others = values.given_with(*_NOT_FOR_GSSAPI)
+    if others:
+        raise ConfigError(others[0], Secret(""), reason=f"it configures OAUTHBEARER or AWS_MSK_IAM logins, but "
+                          f"sasl.mechanism is GSSAPI{default}: set sasl.mechanism, or remove it")
 
 
-def kerberos_settings(config: ClientConfig) -> KerberosSettings:
-    """The :class:`KerberosSettings` of a ``sasl.mechanism=GSSAPI`` config; a :class:`ConfigError` names what is wrong."""
-    _refuse_other_mechanisms(config)
-    values = _kafka_options(config)
-    jaas_text = reveal(config.sasl_jaas_config)
-    if jaas_text is None or not jaas_text.strip():
-        return KerberosSettings(**values)
-    jaas = parse_jaas_config(config.sasl_jaas_config)
+def kerberos_settings(values, jaas: JaasConfig | None) -> KerberosSettings:
+    """The :class:`KerberosSettings` of a ``sasl.mechanism=GSSAPI`` client from the options read by
+    :func:`~.parse.parse_options` and its parsed JAAS line; a :class:`ConfigError` names what is wrong."""
+    _refuse_other_mechanisms(values)
+    kafka = _kafka_options(values)
+    if jaas is None:
+        return KerberosSettings(**kafka)
     kind = _module_kind(jaas)
     login = _from_sun(jaas.options) if kind == "sun" else _from_ibm(jaas.options)
     if not login["use_keytab"] and not login["use_ticket_cache"]:
@@ -239,11 +164,11 @@ def kerberos_settings(config: ClientConfig) -> KerberosSettings:
         raise _jaas_error("useKeyTab=true needs principal=\"name@REALM\" (the keytab may hold several)")
     service = jaas.get("serviceName")
     if service is not None:
-        configured = values.get("service_name")
+        configured = kafka.get("service_name")
         if configured is not None and configured != service:
             raise ConfigError("sasl.kerberos.service.name", configured,
                               reason=f"it conflicts with serviceName={service!r} in sasl.jaas.config; set one of them")
-        values["service_name"] = service
+        kafka["service_name"] = service
     module = KRB5_LOGIN_MODULES[0] if kind == "sun" else KRB5_LOGIN_MODULES[1]
     return KerberosSettings(principal=principal, debug=_flag(jaas.options, "debug", False),
-                            source=f"sasl.jaas.config ({module})", **login, **values)
+                            source=f"sasl.jaas.config ({module})", **login, **kafka)
