@@ -18,6 +18,9 @@ from spark_kwire.spark.options import WriteOptions
 from spark_kwire.spark.stream_kernels import load_stream_kernels
 from spark_kwire.spark.worker_gc import freeze_loaded_objects
 from spark_kwire.spark.write_report import WriteReport
+from spark_kwire.spark.zip_imports import keep_zip_imports_cheap
+
+keep_zip_imports_cheap()  # Spark's Python workers running this stop re-reading pyspark.zip at each call
 
 if TYPE_CHECKING:
     import pyarrow as pa
