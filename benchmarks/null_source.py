@@ -17,7 +17,7 @@ import time
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 
-from spark_kwire.spark.worker_gc import freeze_loaded_objects
+from null_sink import freeze_loaded_objects
 
 
 class _Slice(InputPartition):
@@ -70,7 +70,7 @@ class NullStreamReader(DataSourceStreamReader):
         return _slices(rows, self.partition_count) if rows > 0 else []
 
     def read(self, partition):
-        freeze_loaded_objects()  # as kwire's reads do (see spark_kwire/spark/worker_gc.py)
+        freeze_loaded_objects()  # as kwire's reads do
         yield _zero_values(partition.rows, self.value_bytes)
 
     def commit(self, end):
