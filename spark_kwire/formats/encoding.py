@@ -14,8 +14,9 @@ from .errors import EncodeError
 from .input_columns import InputColumns, canonical_type
 from .results import FAILFAST, EncodeResult, binary_column, check_mode
 from .vm.codes import E_OK, message
+from .vm.rows import ROWS_FULL, ROWS_STOPPED
 
-# (start row, output buffer) -> (next row, outcome): 0 done, 1 the buffer is full, 2 stopped on an error (FAILFAST)
+# (start row, output buffer) -> (next row, outcome), as vm/rows.py says: done, the buffer is full, stopped on an error
 RowsRunner = Callable[[int, np.ndarray], tuple[int, int]]
 
 
@@ -51,12 +52,12 @@ class FramedEncoder:
         with _kernels.current().quiet():
             while True:
                 row, outcome = run_rows(row, out)
-                if outcome != 1:
+                if outcome != ROWS_FULL:
                     break
                 bigger = np.empty(2 * out.size + 1024, dtype=np.uint8)
                 bigger[:offsets[row]] = out[:offsets[row]]
                 out = bigger
-        if outcome == 2:
+        if outcome == ROWS_STOPPED:
             bad = int(row) - 1
             raise EncodeError(bad, message(int(err_code[bad])), program.path_at(int(err_at[bad])))
         return EncodeResult(binary_column(out, offsets, valid), err_code != E_OK, err_code, err_at, program)

@@ -1,7 +1,8 @@
 """The format kernels, compiled by numba or run as plain Python: chosen once, at first use.
 
 Each kernel is written once, as plain Python over numpy arrays, in a source module that lists its
-functions in ``KERNELS``. The Python implementation is those modules as imported. The numba one is a second
+functions in ``KERNELS`` (those also in its ``INLINE``, numba puts into the kernels calling them). The Python
+implementation is those modules as imported. The numba one is a second
 copy of each module, its functions compiled with the record kernels' ``@kernel`` (cached on disk, see
 ``protocol/records/jit/cache.py``) and its calls between kernels pointed at the compiled versions; two
 helpers become LLVM intrinsics there (``copy_bytes``: memcpy, ``load_u64_le``: one unaligned load). So
@@ -32,6 +33,7 @@ SOURCES = (
     "spark_kwire.formats.vm.column_writes",
     "spark_kwire.formats.vm.framing_scan",
     "spark_kwire.formats.vm.utf8",
+    "spark_kwire.formats.vm.rows",
     "spark_kwire.formats.avro.vm_decode",
     "spark_kwire.formats.avro.vm_encode",
     "spark_kwire.formats.protobuf.vm_wire",
@@ -42,12 +44,22 @@ SOURCES = (
     "spark_kwire.formats.json_schema.vm_text",
     "spark_kwire.formats.json_schema.vm_decode",
     "spark_kwire.formats.json_schema.vm_encode",
+    "spark_kwire.formats.json.vm_lexer",
+    "spark_kwire.formats.json.vm_time",
+    "spark_kwire.formats.json.vm_numbers",
+    "spark_kwire.formats.json.vm_pattern",
+    "spark_kwire.formats.json.vm_regenerate",
+    "spark_kwire.formats.json.vm_values",
+    "spark_kwire.formats.json.vm_decode",
+    "spark_kwire.formats.json.vm_encode",
 )
 
 
 # modules whose constants the kernels have compiled in
 CONSTANTS = ("spark_kwire.formats.vm.slots", "spark_kwire.formats.vm.codes", "spark_kwire.formats.avro.opcodes",
-             "spark_kwire.formats.protobuf.opcodes")
+             "spark_kwire.formats.protobuf.opcodes", "spark_kwire.formats.json_schema.program",
+             "spark_kwire.formats.json_schema.encode_program", "spark_kwire.formats.json.program",
+             "spark_kwire.formats.json.patterns", "spark_kwire.formats.json.encode_program")
 
 
 def _add(functions: dict, name: str, kernel_names, get) -> None:
@@ -95,10 +107,11 @@ def _numba() -> Kernels:
         spec = importlib.util.find_spec(name)
         copy = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(copy)
+        inline = set(getattr(copy, "INLINE", ()))
         for k in copy.KERNELS:
             fn = overrides.get((name, k))
             if fn is None:
-                fn = kernel_without_refcounts(getattr(copy, k))
+                fn = kernel_without_refcounts(getattr(copy, k), inline=k in inline)
                 own.append(fn)
             compiled[id(getattr(plain, k))] = fn
             compiled[id(getattr(copy, k))] = fn

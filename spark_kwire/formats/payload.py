@@ -1,6 +1,6 @@
 """The payload formats by name, for callers that handle them alike (the data source's ``valueFormat``):
 
-    fmt = payload_format("protobuf")                 # "avro" | "protobuf" | "json-schema"
+    fmt = payload_format("protobuf")                 # "avro" | "protobuf" | "json-schema" | "json"
     decoder = fmt.decoder(schema_text, references, message_name="Order")
     frames = fmt.frames(values)                      # the Confluent framing, with message indexes for Protobuf
     result = decoder.decode(frames, mode="PERMISSIVE")
@@ -14,6 +14,10 @@ schema, references=...)`` and ``decode(values_or_frames, mode)`` -> ``results.De
 ``check(arrow_type)`` and ``encode(column, mode)`` -> ``results.EncodeResult``. A format's modules are imported
 when it is first asked for (Protobuf needs the ``protobuf`` runtime, the others do not).
 
+Plain JSON (``json``) has no framing and no registry: its decoder takes a Spark schema (DDL or StructType JSON)
+and ``json_options`` (``json.JsonOptions``), decodes the values themselves (``frames`` returns them unchanged) and has
+no writer schemas to add; its encoder writes ``to_json``'s text, unframed (schema id and schema unused).
+
 References are ``(name, schema)`` pairs in dependency order, as a registry's references come (Protobuf: the
 import path; JSON Schema: what ``$ref`` names; Avro only needs their texts, :meth:`PayloadFormat.references`).
 """
@@ -26,9 +30,9 @@ import pyarrow as pa
 
 from .framing import Frames, parse_confluent
 
-FORMATS = ("avro", "protobuf", "json-schema")
+FORMATS = ("avro", "protobuf", "json-schema", "json")
 _ALIASES = {"avro": "avro", "protobuf": "protobuf", "proto": "protobuf", "json-schema": "json-schema",
-            "jsonschema": "json-schema", "json_schema": "json-schema"}
+            "jsonschema": "json-schema", "json_schema": "json-schema", "json": "json"}
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,7 @@ class PayloadFormat:
     encoder take beyond the schema (``decoder_options`` / ``encoder_options``)."""
 
     name: str
-    schema_type: str  # AVRO, PROTOBUF or JSON, as the registry names them
+    schema_type: str | None  # AVRO, PROTOBUF or JSON, as the registry names them; None: no registry (plain JSON)
     message_indexes: bool  # whether the Confluent framing carries Protobuf's message indexes
     decoder_options: tuple[str, ...]
     encoder_options: tuple[str, ...]
@@ -48,6 +52,10 @@ class PayloadFormat:
             takes = ", ".join(accepted) or "no options"
             raise ValueError(f"{', '.join(wrong)}: not an option of the {self.name} {what} (it takes {takes})")
 
+    def _registered(self) -> None:
+        if self.schema_type is None:
+            raise ValueError(f"{self.name} has no schema registry schemas (no derived schema, no record name)")
+
     def references(self, references) -> list:
         """``references`` (``(name, schema)`` pairs) as this format's classes take them: Avro's take the texts."""
         pairs = list(references or ())
@@ -55,8 +63,10 @@ class PayloadFormat:
             return [item[1] if isinstance(item, tuple) else item for item in pairs]
         return pairs
 
-    def frames(self, values: pa.Array | pa.ChunkedArray) -> Frames:
-        """The framing of every row of a binary column, as this format's decoder reads it."""
+    def frames(self, values: pa.Array | pa.ChunkedArray) -> Frames | pa.Array | pa.ChunkedArray:
+        """The framing of every row of a binary column, as this format's decoder reads it (plain JSON: the values)."""
+        if self.schema_type is None:
+            return values
         return parse_confluent(values, message_indexes=self.message_indexes)
 
     def decoder(self, reader_schema, references=(), **options):
@@ -71,6 +81,10 @@ class PayloadFormat:
             from .protobuf.decoder import ProtobufDecoder
 
             return ProtobufDecoder(reader_schema, references, **options)
+        if self.name == "json":
+            from .json.decoder import JsonDecoder
+
+            return JsonDecoder(reader_schema, options.get("json_options"))
         from .json_schema.decoder import JsonSchemaDecoder
 
         return JsonSchemaDecoder(reader_schema, references)
@@ -86,6 +100,10 @@ class PayloadFormat:
             from .protobuf.encoder import ProtobufEncoder
 
             return ProtobufEncoder(schema, schema_id, references=references, **options)
+        if self.name == "json":
+            from .json.encoder import JsonEncoder
+
+            return JsonEncoder(options.get("json_options"))
         from .json_schema.encoder import JsonSchemaEncoder
 
         return JsonSchemaEncoder(schema, schema_id, references)
@@ -94,6 +112,7 @@ class PayloadFormat:
         """The schema text ``auto.register.schemas`` registers for values of ``arrow_type`` (Avro: spark-avro's
         ``toAvroType``; Protobuf: a proto3 message, ``record_name``/``package``; JSON: a draft-07 schema,
         ``title``)."""
+        self._registered()
         if self.name == "avro":
             from .avro.spark_types import avro_schema_json
 
@@ -123,6 +142,7 @@ class PayloadFormat:
         """The name Confluent's RecordNameStrategy gives ``schema``: an Avro record's full name, the Protobuf
         message's full name (``message_name``, or the file's first), a JSON Schema's ``title``; None if it has
         none."""
+        self._registered()
         if self.name == "avro":
             from .avro import parse_schema
             from .avro.model import Named
@@ -142,11 +162,12 @@ _FORMATS = {
     "avro": PayloadFormat("avro", "AVRO", False, ("time_type",), ()),
     "protobuf": PayloadFormat("protobuf", "PROTOBUF", True, ("message_name", "options"), ("message_name",)),
     "json-schema": PayloadFormat("json-schema", "JSON", False, (), ()),
+    "json": PayloadFormat("json", None, False, ("json_options",), ("json_options",)),
 }
 
 
 def payload_format(name: str) -> PayloadFormat:
-    """The format named ``name`` (case-insensitive: avro, protobuf, json-schema); a ``ValueError`` listing them
+    """The format named ``name`` (case-insensitive: avro, protobuf, json-schema, json); a ``ValueError`` listing them
     otherwise."""
     key = _ALIASES.get(str(name).strip().lower())
     if key is None:

@@ -54,16 +54,18 @@ class Definition:
     """The read and the write a set of options can serve, each judged as far as it can be before its use."""
 
     read: ReadOptions | None  # when a subscription is named: judged as load() judges a read of either kind
-    write: WriteOptions | None  # when no subscription or a write-only option is named
+    write: WriteOptions | None  # when no subscription, or a subscription and a topic, are named
 
 
 def judge_definition(options: Mapping[str, str]) -> Definition:
     """Refuse what is wrong whatever the use: unknown options, and bad values of those the options name (the
-    read's when they name a subscription, the write's when they name a write-only option or no subscription)."""
+    read's when they name a subscription, the write's when they name a topic to write or no subscription)."""
     reject_unknown_for_any_use(options)
     reads = names_read(options)
     read = ReadOptions.parse(_without(options, _WRITE_ONLY), streaming=None) if reads else None
-    writes = not reads or any(k.lower() in _WRITE_ONLY for k in options)
+    # Options naming topics to read and none to write define a read: a write-only option there is misplaced, which
+    # the read says when it happens ("does not apply to a read"), not a write to judge now.
+    writes = not reads or names_both(options)
     # judged, not used: the settings with no effect are named when the write happens (writer()), once
     write = WriteOptions.parse(_without(options, _READ_ONLY), streaming=False, warn=False) if writes else None
     return Definition(read, write)

@@ -10,6 +10,7 @@ counted by confluent-kafka: the first run writes every record once, the second o
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -26,6 +27,10 @@ from spark_kwire.spark.capabilities import PIPELINES
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "notebooks" / "pipeline"
 RUN_TIMEOUT_S = 600
+# The CLI's local Spark Connect server listens on Spark's fixed port 15002 (its client connects to sc://localhost),
+# so two runs at once (`make test` runs the release suites side by side) make the second fail with BindException:
+# runs on this machine take turns through this lock.
+CONNECT_PORT_LOCK = Path("/tmp/kwire-spark-connect-15002.lock")
 FIRST, SECOND = 12, 5
 
 
@@ -92,10 +97,12 @@ def _run(project: Path, bootstrap: str, topics: dict[str, str], *args: str) -> t
     cli = Path(sys.executable).parent / "spark-pipelines"
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_CONF_DIR=str(project / "conf"),
                KWIRE_BOOTSTRAP=bootstrap, KWIRE_ORDERS_TOPIC=topics["orders"], KWIRE_OUT_TOPIC=topics["out"])
-    started = time.monotonic()
-    done = subprocess.run([str(cli), "run", *args], cwd=project, env=env, capture_output=True, text=True,
-                          timeout=RUN_TIMEOUT_S)
-    took = time.monotonic() - started
+    with CONNECT_PORT_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        started = time.monotonic()
+        done = subprocess.run([str(cli), "run", *args], cwd=project, env=env, capture_output=True, text=True,
+                              timeout=RUN_TIMEOUT_S)
+        took = time.monotonic() - started
     output = done.stdout + done.stderr
     assert done.returncode == 0 and "Run is COMPLETED" in output, output[-6000:]
     return took, output

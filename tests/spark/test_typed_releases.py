@@ -2,7 +2,8 @@
 against the installed wheel): an Avro topic written by confluent-kafka reads as the types Spark's own from_avro
 gives on that release (time-micros: bigint on 4.0 and 4.1, TIME from 4.2), a typed write reads back through
 confluent-kafka's deserializer, and a typed stream runs on that release's streaming API; Protobuf's Timestamp
-and Duration (timestamp, interval day to second) and JSON Schema's dates and maps read and write back on it."""
+and Duration (timestamp, interval day to second) and JSON Schema's dates and maps read and write back on it; plain
+JSON (valueFormat=json) reads as that release's from_json reads it, and writes the text its to_json writes."""
 
 from __future__ import annotations
 
@@ -149,3 +150,34 @@ def test_protobuf_and_json_schema_on_this_release(spark, bootstrap, create_topic
     assert sorted((v["id"], v["day"], dt.datetime.fromisoformat(v["at"].replace("Z", "+00:00")), v["hours"])
                   for _k, v in back) == \
         [(s["id"], s["day"], dt.datetime.fromisoformat(s["at"]), s["hours"]) for s in shifts]
+
+
+PLAIN = ("id BIGINT, at TIMESTAMP, day DATE, price DECIMAL(8,2), tags ARRAY<STRING>, m MAP<STRING, DOUBLE>, "
+         "_corrupt_record STRING")
+
+
+def test_plain_json_on_this_release(spark, bootstrap, create_topic):
+    from pyspark.sql import functions as F
+
+    from tests.spark.typed_fixtures import produce_raw
+
+    topic = create_topic(unique("json-release"))
+    texts = ['{"id": %d, "at": "2026-03-0%dT08:00:00+02:00", "day": "2026-3-%d", "price": %d.125, "tags": ["t", null],'
+             ' "m": {"x": 1.5e10, "y": null}, "more": [1]}' % (i, i, i, i) for i in range(1, 6)]
+    texts += ['{"id": "six", "price": 7}', '{"id": 7', "", None]
+    produce_raw(bootstrap, topic, [(None, None if t is None else t.encode()) for t in texts])
+    ours = kwire_reader(spark, bootstrap, topic, valueFormat="json", valueSchema=PLAIN).load()
+    raw = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+           .option("startingOffsets", "earliest").load())
+    theirs = raw.select("offset", F.from_json(F.col("value").cast("string"), PLAIN).alias("value"))
+    assert ours.schema["value"].dataType == theirs.schema["value"].dataType
+    assert rows_as_json(ours.withColumn("partition", F.lit(0))) == rows_as_json(theirs.withColumn("partition",
+                                                                                                 F.lit(0)))
+    out = create_topic(unique("json-release-out"))
+    (ours.where("value.id IS NOT NULL").select("value").write.format("kwire")
+     .option("kafka.bootstrap.servers", bootstrap).option("topic", out).option("valueFormat", "json").mode("append")
+     .save())
+    written = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", out)
+               .option("startingOffsets", "earliest").load().selectExpr("CAST(value AS STRING) AS j").collect())
+    expected = ours.where("value.id IS NOT NULL").select(F.to_json("value").alias("j")).collect()
+    assert sorted(r.j for r in written) == sorted(r.j for r in expected)

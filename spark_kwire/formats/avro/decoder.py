@@ -19,10 +19,10 @@ import pyarrow as pa
 
 from .. import kernels as _kernels
 from ..columns import Layout, OutputColumns
-from ..errors import DecodeError
+from ..decoding import raise_if_stopped, run_decode
 from ..framing import Frames, parse_confluent, program_index
 from ..results import FAILFAST, MODES, PERMISSIVE, DecodeResult, check_mode
-from ..vm.codes import E_OK, message
+from ..vm.codes import E_OK
 from .model import Schema
 from .parser import parse_schema
 from .program import DecodeProgram
@@ -85,23 +85,15 @@ class AvroDecoder:
         out = np.zeros(4, dtype=np.int64)
         err_code = np.zeros(n, dtype=np.int32)
         err_pc = np.full(n, -1, dtype=np.int64)
-        k = _kernels.current()
-        row = 0
+        decode_rows = _kernels.current().decode_rows
         stop = mode == FAILFAST
-        with k.quiet():
-            while True:
-                row, outcome = k.decode_rows(code, tables, consts, entries, which, frames.data, frames.start,
-                                             frames.end, status, row, stop, *columns.kernel_args(), stack, out,
-                                             err_code, err_pc, scratch32, scratch32.view(np.float32))
-                if outcome != 1:
-                    break
-                columns.grow(int(out[0]), int(out[1]), int(out[2]), int(row))
-        errors = err_code != E_OK
-        result = DecodeResult(None, errors, err_code, frames.schema_id, err_pc, self.program)
-        if outcome == 2:
-            bad = int(row) - 1
-            raise DecodeError(bad, int(frames.schema_id[bad]), message(int(err_code[bad])),
-                              self.program.path_at(int(err_pc[bad])) if err_pc[bad] >= 0 else "")
+
+        def call(row):
+            return decode_rows(code, tables, consts, entries, which, frames.data, frames.start, frames.end, status, row,
+                               stop, *columns.kernel_args(), stack, out, err_code, err_pc, scratch32,
+                               scratch32.view(np.float32))
+
+        row, outcome = run_decode(call, columns, out)
+        raise_if_stopped(row, outcome, frames.schema_id, err_code, err_pc, self.program)
         self._items_hint, self._bytes_hint = columns.usage()
-        result.values = columns.to_arrow(0)
-        return result
+        return DecodeResult(columns.to_arrow(0), err_code != E_OK, err_code, frames.schema_id, err_pc, self.program)

@@ -18,9 +18,9 @@ import numpy as np
 from ..vm.bytes_in import I64_MIN, as_i32, load_u32_le, load_u64_le, read_int, read_long, skip_varint
 from ..vm.codes import (E_BAD_BOOL, E_BAD_COUNT, E_BAD_ENUM, E_BAD_LENGTH, E_BAD_UNION, E_BAD_VARINT,
                         E_DECIMAL_RANGE, E_DEPTH, E_ENUM_SYMBOL, E_OK, E_OVERFLOW, E_TIMESTAMP_RANGE, E_TRAILING,
-                        E_TRUNCATED, E_UNION_BRANCH, ROW_NULL)
-from ..vm.column_writes import (append_value, begin, close_list, full, open_list, pad, put_bytes, put_dec, put_null,
-                                rewind)
+                        E_TRUNCATED, E_UNION_BRANCH)
+from ..vm.column_writes import append_value, begin, close_list, full, open_list, pad, put_bytes, put_dec, put_null
+from ..vm.rows import GO_ON, ROWS_DONE, end_decoded_row
 from ..vm.slots import ROOM_VALUES
 from .opcodes import (D_ARRAY, D_BOOL, D_BYTES, D_DEC_BYTES, D_DEC_FIXED, D_DEFAULT, D_DOUBLE, D_ENUM, D_FIXED,
                       D_FLOAT, D_FLOAT_DOUBLE, D_INT, D_INT_DOUBLE, D_INT_FLOAT, D_INT_LONG, D_LONG, D_LONG_DOUBLE,
@@ -371,29 +371,19 @@ def run_record(prog, tables, consts, data, pos, end, pc, state, pad_nodes, a64, 
 
 def decode_rows(prog, tables, consts, entries, which, data, start, end, status, first_row, stop_on_error, state,
                 pad_nodes, a64, f64, a32, f32, a8, abytes, stack, out, err_code, err_pc, scratch32, scratch_f32):
-    """Decodes rows ``first_row..`` of a batch; (next row, outcome): outcome 0 when all rows are done, 1 when a
-    region is full (``out`` says which; resume at next row), 2 when ``stop_on_error`` stopped after a failed
-    row. Null rows and failed rows become null rows of the root node (0)."""
-    n = which.shape[0]
-    for row in range(first_row, n):
-        st = status[row]
-        if st == E_OK:
+    """Decodes rows ``first_row..`` of a batch; (next row, outcome) as ``vm/rows.py`` says, the failing
+    instruction noted in ``err_pc``."""
+    for row in range(first_row, which.shape[0]):
+        code = status[row]
+        pc = np.int64(-1)
+        if code == E_OK:
             code, pc = run_record(prog, tables, consts, data, start[row], end[row], entries[which[row]], state,
                                   pad_nodes, a64, f64, a32, f32, a8, abytes, stack, out, scratch32, scratch_f32)
-            if code == E_OK:
-                continue
-            rewind(state, a32, row)
-            if code == E_OVERFLOW:
-                return row, 1
-            err_code[row] = code
-            err_pc[row] = pc
-        elif st != ROW_NULL:
-            err_code[row] = st
-            err_pc[row] = -1
-        pad(state, pad_nodes, a64, a32, a8, out, 0)
-        if stop_on_error and st != ROW_NULL:
-            return row + 1, 2
-    return n, 0
+        nxt, outcome = end_decoded_row(row, status[row], code, pc, stop_on_error, state, pad_nodes, a64, a32, a8, out,
+                                       err_code, err_pc)
+        if outcome != GO_ON:
+            return nxt, outcome
+    return which.shape[0], ROWS_DONE
 
 
 KERNELS = ("varint_error", "block_count", "read_decimal", "run_record", "decode_rows")

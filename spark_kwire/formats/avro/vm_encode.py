@@ -17,7 +17,8 @@ import numpy as np
 from ..vm.bytes_out import write_bytes, write_le, write_long
 from ..vm.codes import (E_DEPTH, E_FIXED_SIZE, E_NO_MEMBER, E_NOT_A_SYMBOL, E_NULL, E_OK, E_OVERFLOW,
                         E_VALUE_RANGE)
-from ..vm.slots import S_BASE, S_DATA_BASE, S_VALID
+from ..vm.rows import GO_ON, ROWS_DONE, close_encoded_row, is_null, open_encoded_row
+from ..vm.slots import S_BASE, S_DATA_BASE
 from .opcodes import (E_ARRAY, E_BOOL, E_BYTES, E_CONST, E_DEC_BYTES, E_DEC_FIXED, E_DOUBLE, E_ENUM, E_FIXED,
                       E_FLOAT, E_FLOAT_DOUBLE, E_INT, E_LONG, E_MEMBERS, E_OPTIONAL, E_RETURN, E_STRUCT)
 
@@ -30,11 +31,6 @@ FR_NEXT = 3
 FR_END = 4
 FR_ITEM = 5
 FRAME_WORDS = 6
-
-
-def is_null(state, a8, node, idx):
-    vb = state[node, S_VALID]
-    return vb >= 0 and a8[vb + idx] == 0
 
 
 def decimal_size(lo, hi):
@@ -233,38 +229,20 @@ def run_row(prog, tables, consts, pc, idx, state, a64, f64, a32, f32, a8, abytes
 
 def encode_rows(prog, tables, consts, entry, header, first_row, stop_on_error, state, a64, f64, a32, f32, a8,
                 abytes, out, offsets, valid, stack, err_code, err_pc, scratch64, scratch_f64):
-    """Encodes rows ``first_row..`` (the root node's elements) after ``header`` each; (next row, outcome):
-    0 done, 1 output full (resume at next row), 2 stopped after a failed row. ``offsets[row + 1]`` is where
-    the row's value ends; null rows and failed rows are empty and not ``valid``."""
-    n = offsets.shape[0] - 1
+    """Encodes rows ``first_row..`` (the root node's elements) after ``header`` each; (next row, outcome) as
+    ``vm/rows.py`` says, the failing instruction noted in ``err_pc``. ``offsets[row + 1]`` is where the row's
+    value ends."""
     cap = out.shape[0]
     pos = offsets[first_row]
-    for row in range(first_row, n):
-        if is_null(state, a8, 0, row):
-            valid[row] = 0
-            offsets[row + 1] = pos
-            continue
-        start = pos
-        pos = write_bytes(out, pos, cap, header, 0, header.shape[0])
-        code = E_OVERFLOW
-        pc = 0
-        if pos >= 0:
+    for row in range(first_row, offsets.shape[0] - 1):
+        code, pc, pos = open_encoded_row(state, a8, row, header, out, pos, cap)
+        if code == E_OK:
             code, pc, pos = run_row(prog, tables, consts, entry, row, state, a64, f64, a32, f32, a8, abytes, out,
                                     pos, cap, stack, scratch64, scratch_f64)
-        if code == E_OVERFLOW:
-            return row, 1
-        if code != E_OK:
-            err_code[row] = code
-            err_pc[row] = pc
-            valid[row] = 0
-            pos = start
-            offsets[row + 1] = pos
-            if stop_on_error:
-                return row + 1, 2
-            continue
-        valid[row] = 1
-        offsets[row + 1] = pos
-    return n, 0
+        pos, nxt, outcome = close_encoded_row(row, code, pc, pos, stop_on_error, offsets, valid, err_code, err_pc)
+        if outcome != GO_ON:
+            return nxt, outcome
+    return offsets.shape[0] - 1, ROWS_DONE
 
 
-KERNELS = ("is_null", "decimal_size", "decimal_byte", "write_decimal", "same_bytes", "run_row", "encode_rows")
+KERNELS = ("decimal_size", "decimal_byte", "write_decimal", "same_bytes", "run_row", "encode_rows")

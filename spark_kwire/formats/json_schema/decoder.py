@@ -21,11 +21,11 @@ import pyarrow as pa
 
 from .. import kernels as _kernels
 from ..columns import Layout, OutputColumns
-from ..errors import DecodeError
+from ..decoding import raise_if_stopped, run_decode
 from ..framing import Frames, parse_confluent, program_index
 from ..results import FAILFAST, DecodeResult, check_mode
-from ..vm.codes import E_OK, message
-from ..vm.slots import ROOM_SCRATCH, S_BASE
+from ..vm.codes import E_OK
+from ..vm.slots import S_BASE
 from .model import JType, parse_json_schema
 from .program import JsonProgram
 from .spark_types import arrow_field
@@ -85,26 +85,22 @@ class JsonSchemaDecoder:
         out = np.zeros(4, dtype=np.int64)
         err_code = np.zeros(n, dtype=np.int32)
         err_node = np.full(n, -1, dtype=np.int64)
-        k = _kernels.current()
-        row = 0
-        with k.quiet():
-            while True:
-                row, outcome = k.json_decode_rows(vals, props, hashes, consts, self.program.root, frames.data,
-                                                  frames.start, frames.end, status, row, mode == FAILFAST,
-                                                  *columns.kernel_args(), slots, stack, bstack, deferred, counters, out,
-                                                  err_code, err_node, scratch8)
-                if outcome != 1:
-                    break
-                if int(out[1]) == ROOM_SCRATCH:
-                    bigger = np.zeros((2 * deferred.shape[0], 4), dtype=np.int64)
-                    bigger[:deferred.shape[0]] = deferred
-                    deferred = bigger
-                else:
-                    columns.grow(int(out[0]), int(out[1]), int(out[2]), int(row))
-        if outcome == 2:
-            bad = int(row) - 1
-            raise DecodeError(bad, int(frames.schema_id[bad]), message(int(err_code[bad])),
-                              self.program.path_at(int(err_node[bad])) if err_node[bad] >= 0 else "")
+        json_decode_rows = _kernels.current().json_decode_rows
+        scratch = [deferred]
+
+        def call(row):
+            return json_decode_rows(vals, props, hashes, consts, self.program.root, frames.data, frames.start,
+                                    frames.end, status, row, mode == FAILFAST, *columns.kernel_args(), slots, stack,
+                                    bstack, scratch[0], counters, out, err_code, err_node, scratch8)
+
+        def grow_deferred():
+            bigger = np.zeros((2 * scratch[0].shape[0], 4), dtype=np.int64)
+            bigger[:scratch[0].shape[0]] = scratch[0]
+            scratch[0] = bigger
+
+        row, outcome = run_decode(call, columns, out, grow_deferred)
+        raise_if_stopped(row, outcome, frames.schema_id, err_code, err_node, self.program)
+        deferred = scratch[0]
         self._fill_deferred(columns, frames.data, deferred[:int(counters[0])])
         self._items_hint, self._bytes_hint = columns.usage()
         return DecodeResult(columns.to_arrow(0), err_code != E_OK, err_code, frames.schema_id, err_node, self.program)

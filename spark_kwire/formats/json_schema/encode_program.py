@@ -36,6 +36,13 @@ W_DATE = 10
 W_TIMESTAMP = 11
 W_NULL = 12
 W_RAW = 13  # a string holding JSON text
+# to_json's (json/encode_program.py), run by the same walk
+W_JAVA_DOUBLE = 14  # the Arrow text of a double, printed as Java does
+W_JAVA_FLOAT = 15
+W_BIG_DECIMAL = 16  # as BigDecimal.toString
+W_DATE_TEXT = 17  # with a pattern program (dateFormat)
+W_TIMESTAMP_TEXT = 18  # in the writing zone, with a pattern program (timestampFormat)
+W_LOCAL_TIMESTAMP_TEXT = 19
 
 # values columns
 EV_OP = 0
@@ -56,6 +63,47 @@ def _json_string(text: str) -> bytes:
     import json
 
     return json.dumps(text, ensure_ascii=False).encode("utf-8")
+
+
+def encode_tables(vals: list, props: list, consts: bytearray) -> tuple:
+    """(vals, props, consts) of an encoding program as the kernel takes them (either JSON format's)."""
+    return (np.array(vals, dtype=np.int64).reshape(-1, EV_WORDS),
+            np.array(props or [[0] * EP_WORDS], dtype=np.int64).reshape(-1, EP_WORDS),
+            np.frombuffer(bytes(consts) or b"\0", dtype=np.uint8))
+
+
+def number_texts(columns, text_nodes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(base per node, offsets, bytes): the text of every value of the float, double and decimal nodes
+    ``text_nodes`` of input ``columns``, formatted by Arrow's casts (the shortest text reading back as the same
+    value; ``nan``, ``inf``, ``-inf``; decimals plain with their scale)."""
+    base = np.full(len(columns.layout.nodes), -1, dtype=np.int64)
+    offsets, chunks, total = [np.zeros(1, dtype=np.int64)], [], 0
+    count = 0
+    for node in text_nodes:
+        kind = int(columns.state[node, 0])
+        start, n = int(columns.state[node, S_BASE]), int(columns.state[node, S_LEN])
+        if kind == K_F64:
+            values = pa.array(columns.f64[start:start + n])
+        elif kind == K_F32:
+            values = pa.array(columns.f32[start:start + n])
+        elif kind == K_DEC128:
+            t = columns.layout.nodes[node].type
+            values = pa.Array.from_buffers(t, n, [None, pa.py_buffer(columns.a64[start:start + 2 * n].copy())])
+        else:
+            values = pa.array(columns.a64[start:start + n])
+        text = values.cast(pa.string())
+        if kind in (K_F64, K_F32):  # Arrow prints -0.0 as -0, which JSON readers take for the integer 0
+            text = pc.if_else(pc.equal(text, "-0"), "-0.0", text)
+        raw = np.frombuffer(text.buffers()[2], dtype=np.uint8) if n else np.zeros(0, dtype=np.uint8)
+        local = np.frombuffer(text.buffers()[1], dtype=np.int32, count=n + 1).astype(np.int64) if n else \
+            np.zeros(1, dtype=np.int64)
+        base[node] = count
+        offsets.append(local[1:] + total)
+        chunks.append(raw[:int(local[-1])])
+        total += int(local[-1])
+        count += n
+    data = np.concatenate(chunks) if chunks else np.zeros(1, dtype=np.uint8)
+    return base, np.concatenate(offsets), data if data.size else np.zeros(1, dtype=np.uint8)
 
 
 class JsonEncodeProgram:
@@ -206,43 +254,12 @@ class JsonEncodeProgram:
         raise TypeMismatchError(f"Arrow type {t} has no JSON form", path or "value")
 
     def text_column(self, columns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(base per node, offsets, bytes): the JSON text of every float/double/decimal value of the input columns,
-        formatted by Arrow's casts (the shortest text reading back as the same value); NaN and infinities come out
-        as nan/inf, which the kernel refuses."""
-        base = np.full(len(self.layout.nodes), -1, dtype=np.int64)
-        offsets, chunks, total = [np.zeros(1, dtype=np.int64)], [], 0
-        count = 0
-        for node in self.text_nodes:
-            kind = int(columns.state[node, 0])
-            start, n = int(columns.state[node, S_BASE]), int(columns.state[node, S_LEN])
-            if kind == K_F64:
-                values = pa.array(columns.f64[start:start + n])
-            elif kind == K_F32:
-                values = pa.array(columns.f32[start:start + n])
-            elif kind == K_DEC128:
-                t = columns.layout.nodes[node].type
-                values = pa.Array.from_buffers(t, n, [None, pa.py_buffer(columns.a64[start:start + 2 * n].copy())])
-            else:
-                values = pa.array(columns.a64[start:start + n])
-            text = values.cast(pa.string())
-            if kind in (K_F64, K_F32):  # Arrow prints -0.0 as -0, which JSON readers take for the integer 0
-                text = pc.if_else(pc.equal(text, "-0"), "-0.0", text)
-            raw = np.frombuffer(text.buffers()[2], dtype=np.uint8) if n else np.zeros(0, dtype=np.uint8)
-            local = np.frombuffer(text.buffers()[1], dtype=np.int32, count=n + 1).astype(np.int64) if n else \
-                np.zeros(1, dtype=np.int64)
-            base[node] = count
-            offsets.append(local[1:] + total)
-            chunks.append(raw[:int(local[-1])])
-            total += int(local[-1])
-            count += n
-        data = np.concatenate(chunks) if chunks else np.zeros(1, dtype=np.uint8)
-        return base, np.concatenate(offsets), data if data.size else np.zeros(1, dtype=np.uint8)
+        """The text of every float/double/decimal value of the input columns (:func:`number_texts`)."""
+        return number_texts(columns, self.text_nodes)
 
     def arrays(self) -> tuple:
         if self._arrays is None:
-            self._arrays = (np.array(self.vals, dtype=np.int64).reshape(-1, EV_WORDS),
-                            np.array(self.props or [[0] * EP_WORDS], dtype=np.int64).reshape(-1, EP_WORDS),
-                            np.frombuffer(bytes(self.consts) or b"\0", dtype=np.uint8))
+            self._arrays = encode_tables(self.vals, self.props, self.consts)
         return self._arrays
 
     def path_at(self, node: int) -> str:

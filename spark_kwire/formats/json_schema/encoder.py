@@ -16,12 +16,15 @@ import numpy as np
 from .. import kernels as _kernels
 from ..encoding import FramedEncoder, values_size
 from ..framing import confluent_header
+from ..json.vm_encode import JSON_ENCODE_FRAME_WORDS
+from ..json.vm_pattern import FIELDS_SIZE
 from .encode_program import JsonEncodeProgram
 from .model import JType, parse_json_schema
-from .vm_encode import JSON_ENCODE_FRAME_WORDS
+from .vm_encode import HEX_LOWER
 
 __all__ = ["JsonSchemaEncoder"]
 _MAX_DEPTH = 1000
+_NO_DIGITS = np.zeros(1, dtype=np.uint8)
 
 
 class JsonSchemaEncoder(FramedEncoder):
@@ -41,12 +44,14 @@ class JsonSchemaEncoder(FramedEncoder):
         text_base, text_offsets, text_bytes = program.text_column(columns)
         stack = np.zeros((program.depth + 2, JSON_ENCODE_FRAME_WORDS), dtype=np.int64)
         bstack = np.zeros(_MAX_DEPTH, dtype=np.int64)
+        unused = np.zeros(FIELDS_SIZE, dtype=np.int64)  # (what only to_json's leaves use)
         json_encode_rows = _kernels.current().json_encode_rows
 
         def run_rows(row, out):
             return json_encode_rows(vals, props, consts, program.root, self.header, row, failfast,
                                     *columns.kernel_args(), text_base, text_offsets, text_bytes, out, offsets, valid,
-                                    stack, bstack, err_code, err_node)
+                                    stack, bstack, err_code, err_node, HEX_LOWER, _NO_DIGITS, unused, unused, unused,
+                                    unused, unused)
 
         return run_rows, (2 * (values_size(columns) + text_bytes.size) + len(columns.array) * (len(self.header) + 16)
                           + 64)

@@ -60,6 +60,30 @@ def fnv1a(data: bytes) -> int:
     return h
 
 
+def add_name_table(hashes: list[int], names: list[bytes]) -> tuple[int, int]:
+    """Appends to ``hashes`` an open-addressing table finding each of ``names`` (by its position) from the FNV-1a
+    hash of its bytes, as ``vm_decode.find_property`` probes it; (where it starts, its mask)."""
+    size = 1
+    while size < 2 * len(names):
+        size *= 2
+    table = [-1] * size
+    for i, name in enumerate(names):
+        h = fnv1a(name) & (size - 1)
+        while table[h] >= 0:
+            h = (h + 1) & (size - 1)
+        table[h] = i
+    base = len(hashes)
+    hashes.extend(table)
+    return base, size - 1
+
+
+def decode_tables(vals: list, props: list, hashes: list, consts: bytearray, val_words: int) -> tuple:
+    """(vals, props, hashes, consts) of a decoding program (rows of ``val_words``) as the kernel takes them."""
+    return (np.array(vals, dtype=np.int64).reshape(-1, val_words),
+            np.array(props or [[0] * PROP_WORDS], dtype=np.int64).reshape(-1, PROP_WORDS),
+            np.array(hashes or [-1], dtype=np.int64), np.frombuffer(bytes(consts) or b"\0", dtype=np.uint8))
+
+
 class JsonProgram:
     """The tables decoding JSON values of ``root`` into ``layout``."""
 
@@ -96,17 +120,8 @@ class JsonProgram:
                 rows.append([offset, len(data), value, int(not nullable_property)])
             row[V_SUB], row[V_COUNT] = len(self.props), len(rows)
             self.props.extend(rows)
-            size = 1
-            while size < 2 * len(rows):
-                size *= 2
-            table = [-1] * size
-            for i, (name, _) in enumerate(t.properties):
-                h = fnv1a(name.encode("utf-8")) & (size - 1)
-                while table[h] >= 0:
-                    h = (h + 1) & (size - 1)
-                table[h] = i
-            row[V_HASH_BASE], row[V_HASH_MASK] = len(self.hashes), size - 1
-            self.hashes.extend(table)
+            names = [name.encode("utf-8") for name, _ in t.properties]
+            row[V_HASH_BASE], row[V_HASH_MASK] = add_name_table(self.hashes, names)
         elif t.kind == ARRAY:
             row[V_SUB] = self._value(t.items, children[0], t.items.nullable, depth + 1)
         elif t.kind == MAP:
@@ -119,10 +134,7 @@ class JsonProgram:
     def arrays(self) -> tuple:
         """(vals, props, hashes, consts) for the kernel."""
         if self._arrays is None:
-            self._arrays = (np.array(self.vals, dtype=np.int64).reshape(-1, VAL_WORDS),
-                            np.array(self.props or [[0] * PROP_WORDS], dtype=np.int64).reshape(-1, PROP_WORDS),
-                            np.array(self.hashes or [-1], dtype=np.int64),
-                            np.frombuffer(bytes(self.consts) or b"\0", dtype=np.uint8))
+            self._arrays = decode_tables(self.vals, self.props, self.hashes, self.consts, VAL_WORDS)
         return self._arrays
 
     def path_at(self, node: int) -> str:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..vm.codes import (E_JSON_DEPTH, E_JSON_SYNTAX, E_JSON_TYPE, E_MISSING_REQUIRED, E_NULL, E_OK, E_OVERFLOW,
-                        E_TRAILING, ROW_NULL)
-from ..vm.column_writes import append_value, begin, close_list, full, open_list, pad, put_bytes, rewind
+                        E_TRAILING)
+from ..vm.column_writes import append_value, begin, close_list, full, open_list, pad, put_bytes
+from ..vm.rows import GO_ON, ROWS_DONE, end_decoded_row
 from ..vm.slots import K_BINARY, K_LIST, K_MAP, ROOM_SCRATCH, ROOM_VALUES, S_BASE, S_DATA_LEN, S_KIND, S_LEN, S_PARENT
 from .program import (JK_ARRAY, JK_BINARY, JK_BOOLEAN, JK_DATE, JK_INTEGER, JK_JSON, JK_MAP, JK_NUMBER, JK_OBJECT,
                       JK_STRING, JK_TIMESTAMP, P_NAME, P_NAME_LEN, P_REQUIRED, P_VALUE, V_COUNT, V_END, V_HASH_BASE,
@@ -334,31 +335,23 @@ def json_record(vals, props, hashes, consts, root, data, start, end, state, pad_
 def json_decode_rows(vals, props, hashes, consts, root, data, start, end, status, first_row, stop_on_error, state,
                      pad_nodes, a64, f64, a32, f32, a8, abytes, slots, stack, bstack, deferred, counters, out, err_code,
                      err_node, scratch8):
-    """Decodes rows ``first_row..``; (next row, outcome): 0 all done, 1 a region or ``deferred`` is full (resume
-    at next row), 2 ``stop_on_error`` stopped after a failed row. Null and failed rows become null rows."""
-    n = status.shape[0]
-    for row in range(first_row, n):
-        st = status[row]
-        if st == E_OK:
+    """Decodes rows ``first_row..``; (next row, outcome) as ``vm/rows.py`` says (a full ``deferred`` is a full
+    region too), the node a record failed on noted in ``err_node``."""
+    for row in range(first_row, status.shape[0]):
+        code = status[row]
+        node = np.int64(-1)
+        if code == E_OK:
             mark = counters[0]
             code, node = json_record(vals, props, hashes, consts, root, data, start[row], end[row], state, pad_nodes,
                                      a64, f64, a32, f32, a8, abytes, slots, stack, bstack, deferred, counters, out,
                                      scratch8)
-            if code == E_OK:
-                continue
-            rewind(state, a32, row)
-            counters[0] = mark
-            if code == E_OVERFLOW:
-                return row, 1
-            err_code[row] = code
-            err_node[row] = node
-        elif st != ROW_NULL:
-            err_code[row] = st
-            err_node[row] = -1
-        pad(state, pad_nodes, a64, a32, a8, out, 0)
-        if stop_on_error and st != ROW_NULL:
-            return row + 1, 2
-    return n, 0
+            if code != E_OK:
+                counters[0] = mark
+        nxt, outcome = end_decoded_row(row, status[row], code, node, stop_on_error, state, pad_nodes, a64, a32, a8,
+                                       out, err_code, err_node)
+        if outcome != GO_ON:
+            return nxt, outcome
+    return status.shape[0], ROWS_DONE
 
 
 KERNELS = ("same_name", "find_property", "undo_subtree", "base64_decode", "put_text", "put_scalar", "json_record",

@@ -1,10 +1,9 @@
-"""The JSON encoding interpreter: one kernel writes any (Arrow type, JSON Schema) pair's rows as JSON text.
-
-``json_encode_rows`` writes, for each row of the input columns, the Confluent header and the row's JSON
-(compact: no spaces). Objects, arrays and maps are frames on ``stack``. Strings are escaped as RFC 8259 asks
-(quote, backslash and control characters; UTF-8 passes through), numbers formatted before the kernel are
-copied (``text``), dates and timestamps written in RFC 3339. A row that cannot be written (a null where the
-schema allows none, NaN or an infinity, a JSON-text string that is not JSON) is rolled back, becomes a null
+"""JSON Schema's values as JSON text inside the kernels: strings escaped as RFC 8259 asks (quote, backslash and
+control characters; UTF-8 passes through), numbers formatted before the kernel copied (``text``; NaN and the
+infinities refused), dates and timestamps in RFC 3339, base64, JSON-text strings checked. The walk over objects,
+arrays and maps, shared with plain JSON's ``to_json``, is ``json/vm_encode.py``'s ``json_encode_rows``: it
+writes, for each row, the Confluent header and the row's JSON (compact: no spaces); a row that cannot be written
+(a null where the schema allows none, NaN or an infinity, a JSON-text string that is not JSON) becomes a null
 value and is reported.
 """
 
@@ -13,29 +12,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..vm.bytes_out import write_bytes
-from ..vm.codes import E_DEPTH, E_NULL, E_OK, E_OVERFLOW, E_TRAILING, E_VALUE_RANGE
-from ..vm.slots import S_BASE, S_DATA_BASE, S_VALID
-from .encode_program import (EP_NAME, EP_NAME_LEN, EP_REQUIRED, EP_VALUE, EV_COUNT, EV_NODE, EV_NULLABLE, EV_OP,
-                             EV_SUB, W_ARRAY, W_BASE64, W_BOOL, W_DATE, W_INT32, W_INT64, W_MAP, W_OBJECT, W_RAW,
-                             W_STRING, W_TEXT, W_TIMESTAMP)
+from ..vm.codes import E_OK, E_OVERFLOW, E_TRAILING, E_VALUE_RANGE
+from ..vm.slots import S_BASE, S_DATA_BASE
+from .encode_program import W_BASE64, W_BOOL, W_DATE, W_INT32, W_INT64, W_RAW, W_STRING, W_TEXT, W_TIMESTAMP
 from .vm_text import skip_value
 
-JE_VAL = 0
-JE_IDX = 1
-JE_CURSOR = 2  # objects: next property; arrays and maps: next element
-JE_END = 3
-JE_WROTE = 4  # whether a member was written (a comma goes before the next)
-JSON_ENCODE_FRAME_WORDS = 5
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+HEX_LOWER = _HEX  # for the shared walk (json/vm_encode.py): JSON Schema's escapes
 _B64 = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", dtype=np.uint8)
 _SHORT_ESCAPES = np.zeros(32, dtype=np.uint8)
 for _c, _e in ((8, ord("b")), (9, ord("t")), (10, ord("n")), (12, ord("f")), (13, ord("r"))):
     _SHORT_ESCAPES[_c] = _e
-
-
-def absent(state, a8, node, idx):
-    vb = state[node, S_VALID]
-    return vb >= 0 and a8[vb + idx] == 0
 
 
 def put_byte(out, pos, cap, b):
@@ -47,6 +34,11 @@ def put_byte(out, pos, cap, b):
 
 def write_escaped(out, pos, cap, src, start, n):
     """A JSON string of the UTF-8 bytes ``src[start:start+n]``, quotes included."""
+    return write_escaped_hex(out, pos, cap, src, start, n, _HEX)
+
+
+def write_escaped_hex(out, pos, cap, src, start, n, hex_digits):
+    """:func:`write_escaped` with the hex digits of ``\\u00XX`` escapes taken from ``hex_digits``."""
     if pos < 0 or pos + n + 2 > cap:
         return np.int64(-1)
     out[pos] = 34
@@ -71,8 +63,8 @@ def write_escaped(out, pos, cap, src, start, n):
                 out[pos + 1] = 117
                 out[pos + 2] = 48
                 out[pos + 3] = 48
-                out[pos + 4] = _HEX[c >> 4]
-                out[pos + 5] = _HEX[c & 15]
+                out[pos + 4] = hex_digits[c >> 4]
+                out[pos + 5] = hex_digits[c & 15]
                 pos += 6
         else:
             out[pos] = c
@@ -124,7 +116,7 @@ def write_padded(out, pos, v, width):
 def civil(days):
     """(year, month, day) of a day count since 1970-01-01."""
     z = days + 719468
-    era = (z if z >= 0 else z - 146096) // 146097
+    era = z // 146097  # floor division, days before year 0 included
     doe = z - era * 146097
     yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
     y = yoe + era * 400
@@ -263,127 +255,5 @@ def write_leaf(op, node, idx, state, a64, a32, a8, abytes, text_base, text_offse
     return E_OK, write_word(out, pos, cap, np.int64(0x6C6C756E), 4)  # W_NULL
 
 
-def json_encode_value(vals, props, consts, root, row, state, a64, a32, a8, abytes, text_base, text_offsets,
-                      text_bytes, out, pos, cap, stack, bstack):
-    """Writes element ``row`` of the root node as value program ``root``; (code, node, position)."""
-    pending = root
-    pidx = row
-    sp = 0
-    while True:
-        if pending >= 0:
-            v = pending
-            idx = pidx
-            pending = -1
-            node = vals[v, EV_NODE]
-            op = vals[v, EV_OP]
-            if absent(state, a8, node, idx):
-                if vals[v, EV_NULLABLE] == 0:
-                    return E_NULL, node, pos
-                pos = write_word(out, pos, cap, np.int64(0x6C6C756E), 4)
-            elif op == W_OBJECT or op == W_ARRAY or op == W_MAP:
-                if sp >= stack.shape[0]:
-                    return E_DEPTH, node, pos
-                pos = put_byte(out, pos, cap, 91 if op == W_ARRAY else 123)
-                stack[sp, JE_VAL] = v
-                stack[sp, JE_IDX] = idx
-                stack[sp, JE_WROTE] = 0
-                if op == W_OBJECT:
-                    stack[sp, JE_CURSOR] = 0
-                    stack[sp, JE_END] = vals[v, EV_COUNT]
-                else:
-                    base = state[node, S_BASE] + idx
-                    stack[sp, JE_CURSOR] = np.int64(a32[base])
-                    stack[sp, JE_END] = np.int64(a32[base + 1])
-                sp += 1
-            else:
-                code, pos = write_leaf(op, node, idx, state, a64, a32, a8, abytes, text_base, text_offsets, text_bytes,
-                                       out, pos, cap, bstack)
-                if code != E_OK:
-                    return code, node, pos
-            if pos < 0:
-                return E_OVERFLOW, node, pos
-        if sp == 0:
-            return E_OK, np.int64(-1), pos
-        top = sp - 1
-        v = stack[top, JE_VAL]
-        op = vals[v, EV_OP]
-        j = stack[top, JE_CURSOR]
-        if j >= stack[top, JE_END]:
-            pos = put_byte(out, pos, cap, 93 if op == W_ARRAY else 125)
-            if pos < 0:
-                return E_OVERFLOW, vals[v, EV_NODE], pos
-            sp -= 1
-            continue
-        stack[top, JE_CURSOR] = j + 1
-        idx = stack[top, JE_IDX]
-        prop = np.int64(0)
-        pv = np.int64(0)
-        if op == W_OBJECT:
-            prop = vals[v, EV_SUB] + j
-            pv = props[prop, EP_VALUE]
-            pnode = vals[pv, EV_NODE]
-            if absent(state, a8, pnode, idx) and vals[pv, EV_NULLABLE] == 0:
-                if props[prop, EP_REQUIRED] != 0:
-                    return E_NULL, pnode, pos
-                continue  # a property that may not be null and need not be there: left out
-        if stack[top, JE_WROTE] != 0:
-            pos = put_byte(out, pos, cap, 44)
-        stack[top, JE_WROTE] = 1
-        if op == W_OBJECT:
-            if pos >= 0:
-                pos = write_bytes(out, pos, cap, consts, props[prop, EP_NAME], props[prop, EP_NAME_LEN])
-            pending = pv
-            pidx = idx
-        elif op == W_ARRAY:
-            pending = vals[v, EV_SUB]
-            pidx = j
-        else:
-            key = vals[v, EV_COUNT]
-            kb = state[key, S_BASE] + j
-            start = np.int64(a32[kb])
-            pos = write_escaped(out, pos, cap, abytes, state[key, S_DATA_BASE] + start, np.int64(a32[kb + 1]) - start)
-            pos = put_byte(out, pos, cap, 58)
-            pending = vals[v, EV_SUB]
-            pidx = j
-        if pos < 0:
-            return E_OVERFLOW, vals[v, EV_NODE], pos
-
-
-def json_encode_rows(vals, props, consts, root, header, first_row, stop_on_error, state, a64, f64, a32, f32, a8,
-                     abytes, text_base, text_offsets, text_bytes, out, offsets, valid, stack, bstack, err_code,
-                     err_node):
-    """Encodes rows ``first_row..`` after ``header`` each; (next row, outcome): 0 done, 1 output full (resume at
-    next row), 2 stopped after a failed row. Null and failed rows are empty and not ``valid``."""
-    n = offsets.shape[0] - 1
-    cap = out.shape[0]
-    pos = offsets[first_row]
-    for row in range(first_row, n):
-        if absent(state, a8, 0, row):
-            valid[row] = 0
-            offsets[row + 1] = pos
-            continue
-        start = pos
-        pos = write_bytes(out, pos, cap, header, 0, header.shape[0])
-        code = E_OVERFLOW
-        node = np.int64(-1)
-        if pos >= 0:
-            code, node, pos = json_encode_value(vals, props, consts, root, row, state, a64, a32, a8, abytes, text_base,
-                                                text_offsets, text_bytes, out, pos, cap, stack, bstack)
-        if code == E_OVERFLOW:
-            return row, 1
-        if code != E_OK:
-            err_code[row] = code
-            err_node[row] = node
-            valid[row] = 0
-            pos = start
-            offsets[row + 1] = pos
-            if stop_on_error:
-                return row + 1, 2
-            continue
-        valid[row] = 1
-        offsets[row + 1] = pos
-    return n, 0
-
-
-KERNELS = ("absent", "put_byte", "write_escaped", "trunc10", "write_decimal_int", "write_padded", "civil", "write_date",
-           "write_timestamp", "write_base64", "write_word", "write_leaf", "json_encode_value", "json_encode_rows")
+KERNELS = ("put_byte", "write_escaped", "write_escaped_hex", "trunc10", "write_decimal_int", "write_padded", "civil",
+           "write_date", "write_timestamp", "write_base64", "write_word", "write_leaf")

@@ -65,8 +65,22 @@ def hex4(buf, p):
     return v
 
 
+ESC_SINGLE_QUOTE = 4  # decode_escapes flags (plain JSON's options share their bits): \\' is an escape
+ESC_ANY = 32  # a backslash escapes any character
+
+
 def unescape(buf, s, e, out):
     """Decodes the string content ``buf[s:e]`` into ``out``; (code, length). Lone surrogates are errors."""
+    code, n = decode_escapes(buf, s, e, out, 0, np.int64(-1))
+    if code == E_OK and not valid_utf8(out, 0, n):
+        return E_BAD_UTF8, n
+    return code, n
+
+
+def decode_escapes(buf, s, e, out, flags, lone):
+    """Decodes the string content ``buf[s:e]`` into ``out``; (code, length): E_JSON_SYNTAX for an escape JSON (or
+    ``flags``) does not allow. A lone surrogate is E_BAD_UTF8 (``lone`` -1), or becomes the code point ``lone`` (Spark
+    keeps ``?``), or with ``lone`` 0 its own three bytes (as Java holds it)."""
     n = np.int64(0)
     p = s
     while p < e:
@@ -90,7 +104,7 @@ def unescape(buf, s, e, out):
             out[n] = 8
         elif c == 102:
             out[n] = 12
-        elif c == 34 or c == 92 or c == 47:
+        elif c == 34 or c == 92 or c == 47 or (c == 39 and (flags & ESC_SINGLE_QUOTE) != 0):
             out[n] = c
         elif c == 117:
             if p + 4 > e:
@@ -99,41 +113,45 @@ def unescape(buf, s, e, out):
             if cp < 0:
                 return E_JSON_SYNTAX, n
             p += 4
-            if 0xD800 <= cp <= 0xDBFF:
-                if p + 6 > e or buf[p] != 92 or buf[p + 1] != 117:
+            if 0xD800 <= cp <= 0xDFFF:
+                lo = hex4(buf, p + 2) if (cp <= 0xDBFF and p + 6 <= e and buf[p] == 92 and buf[p + 1] == 117) \
+                    else np.int64(-1)
+                if 0xDC00 <= lo <= 0xDFFF:
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
+                    p += 6
+                elif lone < 0:
                     return E_BAD_UTF8, n
-                lo = hex4(buf, p + 2)
-                if lo < 0xDC00 or lo > 0xDFFF:
-                    return E_BAD_UTF8, n
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
-                p += 6
-            elif 0xDC00 <= cp <= 0xDFFF:
-                return E_BAD_UTF8, n
-            if cp < 0x80:
-                out[n] = cp
-                n += 1
-            elif cp < 0x800:
-                out[n] = 0xC0 | (cp >> 6)
-                out[n + 1] = 0x80 | (cp & 0x3F)
-                n += 2
-            elif cp < 0x10000:
-                out[n] = 0xE0 | (cp >> 12)
-                out[n + 1] = 0x80 | ((cp >> 6) & 0x3F)
-                out[n + 2] = 0x80 | (cp & 0x3F)
-                n += 3
-            else:
-                out[n] = 0xF0 | (cp >> 18)
-                out[n + 1] = 0x80 | ((cp >> 12) & 0x3F)
-                out[n + 2] = 0x80 | ((cp >> 6) & 0x3F)
-                out[n + 3] = 0x80 | (cp & 0x3F)
-                n += 4
+                elif lone > 0:
+                    cp = lone
+            n = put_code_point(out, n, cp)
             continue
+        elif (flags & ESC_ANY) != 0:
+            out[n] = c
         else:
             return E_JSON_SYNTAX, n
         n += 1
-    if not valid_utf8(out, 0, n):
-        return E_BAD_UTF8, n
     return E_OK, n
+
+
+def put_code_point(out, n, cp):
+    """Writes code point ``cp`` as UTF-8 at ``out[n]``; the new length."""
+    if cp < 0x80:
+        out[n] = cp
+        return n + 1
+    if cp < 0x800:
+        out[n] = 0xC0 | (cp >> 6)
+        out[n + 1] = 0x80 | (cp & 0x3F)
+        return n + 2
+    if cp < 0x10000:
+        out[n] = 0xE0 | (cp >> 12)
+        out[n + 1] = 0x80 | ((cp >> 6) & 0x3F)
+        out[n + 2] = 0x80 | (cp & 0x3F)
+        return n + 3
+    out[n] = 0xF0 | (cp >> 18)
+    out[n + 1] = 0x80 | ((cp >> 12) & 0x3F)
+    out[n + 2] = 0x80 | ((cp >> 6) & 0x3F)
+    out[n + 3] = 0x80 | (cp & 0x3F)
+    return n + 4
 
 
 def add_digit(mant, d):
@@ -261,7 +279,7 @@ def days_from_civil(y, m, d):
     """Days since 1970-01-01 of a proleptic Gregorian date."""
     if m <= 2:
         y -= 1
-    era = (y if y >= 0 else y - 399) // 400
+    era = y // 400  # floor division, negative years included
     yoe = y - era * 400
     mp = m + 9 if m <= 2 else m - 3
     doy = (153 * mp + 2) // 5 + d - 1
@@ -464,6 +482,6 @@ def skip_literal(buf, pos, end):
     return E_OK, pos + n
 
 
-KERNELS = ("skip_ws", "scan_string", "hex4", "unescape", "add_digit", "scan_number", "number_as_long",
+KERNELS = ("skip_ws", "scan_string", "hex4", "unescape", "decode_escapes", "put_code_point", "add_digit", "scan_number", "number_as_long",
            "number_as_double", "two_digits", "days_from_civil", "parse_date", "parse_date_time", "skip_value", "skip_key", "check_escapes",
            "skip_literal")

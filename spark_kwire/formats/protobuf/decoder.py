@@ -22,11 +22,10 @@ import pyarrow as pa
 
 from .. import kernels as _kernels
 from ..columns import Layout, OutputColumns
-from ..errors import DecodeError
+from ..decoding import raise_if_stopped, run_decode
 from ..framing import Frames, parse_confluent, program_index
 from ..results import FAILFAST, DecodeResult, check_mode
-from ..vm.codes import E_OK, message
-from ..vm.slots import ROOM_SCRATCH
+from ..vm.codes import E_OK
 from .model import MessageType, ProtoSchema
 from .program import ProtobufProgram, writer_tree
 from .resolution import check_compatible
@@ -119,26 +118,21 @@ class ProtobufDecoder:
         out = np.zeros(4, dtype=np.int64)
         err_code = np.zeros(n, dtype=np.int32)
         err_node = np.full(n, -1, dtype=np.int64)
-        k = _kernels.current()
-        row = 0
-        with k.quiet():
-            while True:
-                row, outcome = k.pb_decode_rows(msgs, fields, lookup, enums, consts, self._tree_array, entries, which,
-                                                frames.index_offsets, frames.indexes, self.program.root, frames.data,
-                                                frames.start, frames.end, status, row, mode == FAILFAST,
-                                                self.two_steps_only,
-                                                *columns.kernel_args(), occ, slots, stack, gstack, out, err_code,
-                                                err_node, scratch8)
-                if outcome != 1:
-                    break
-                if int(out[1]) == ROOM_SCRATCH:
-                    occ = np.zeros((2 * occ.shape[0], 4), dtype=np.int64)
-                else:
-                    columns.grow(int(out[0]), int(out[1]), int(out[2]), int(row))
-        self._occ_rows = occ.shape[0]
-        if outcome == 2:
-            bad = int(row) - 1
-            raise DecodeError(bad, int(frames.schema_id[bad]), message(int(err_code[bad])),
-                              self.program.path_at(int(err_node[bad])) if err_node[bad] >= 0 else "")
+        pb_decode_rows = _kernels.current().pb_decode_rows
+        scratch = [occ]
+
+        def call(row):
+            return pb_decode_rows(msgs, fields, lookup, enums, consts, self._tree_array, entries, which,
+                                  frames.index_offsets, frames.indexes, self.program.root, frames.data, frames.start,
+                                  frames.end, status, row, mode == FAILFAST, self.two_steps_only,
+                                  *columns.kernel_args(), scratch[0], slots, stack, gstack, out, err_code, err_node,
+                                  scratch8)
+
+        def grow_occurrences():
+            scratch[0] = np.zeros((2 * scratch[0].shape[0], 4), dtype=np.int64)
+
+        row, outcome = run_decode(call, columns, out, grow_occurrences)
+        self._occ_rows = scratch[0].shape[0]
+        raise_if_stopped(row, outcome, frames.schema_id, err_code, err_node, self.program)
         self._items_hint, self._bytes_hint = columns.usage()
         return DecodeResult(columns.to_arrow(0), err_code != E_OK, err_code, frames.schema_id, err_node, self.program)

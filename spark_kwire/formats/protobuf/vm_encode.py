@@ -14,7 +14,8 @@ import numpy as np
 
 from ..vm.bytes_out import write_bytes, write_le, write_uvarint
 from ..vm.codes import E_DEPTH, E_NOT_A_SYMBOL, E_NULL, E_OK, E_OVERFLOW, E_VALUE_RANGE
-from ..vm.slots import S_BASE, S_DATA_BASE, S_VALID
+from ..vm.rows import GO_ON, ROWS_DONE, close_encoded_row, is_null, open_encoded_row
+from ..vm.slots import S_BASE, S_DATA_BASE
 from .opcodes import (EF_AUX, EF_DEFAULT, EF_FLAGS, EF_ITEM, EF_NODE, EF_OP, EF_PACKED_TAG, EF_SUB, EF_TAG,
                       EFLAG_CLOSED_ENUM, EFLAG_IMPLICIT, EFLAG_NULL_DEFAULT, EFLAG_REPEATED, EFLAG_REQUIRED, EOP_BOOL,
                       EOP_BYTES, EOP_DURATION, EOP_EMPTY, EOP_ENUM_NAME, EOP_F32_DOUBLE, EOP_FIXED32, EOP_FIXED64,
@@ -30,11 +31,6 @@ EFR_NEXT = 4  # a repeated message field being written: its next element (-1 out
 EFR_END = 5
 ENCODE_FRAME_WORDS = 6
 MICROS = np.int64(1000000)
-
-
-def missing(state, a8, node, idx):
-    vb = state[node, S_VALID]
-    return vb >= 0 and a8[vb + idx] == 0
 
 
 def number_of(op, node, idx, state, a64, a32, a8):
@@ -258,7 +254,7 @@ def write_default(f, fields, out, pos, cap):
 def write_repeated(f, fields, node, idx, enums, consts, state, a64, f64, a32, f32, a8, abytes, out, pos, cap,
                    scratch64, scratch_f64):
     """All elements of a repeated scalar field (a packed run where the field packs); (code, position)."""
-    if missing(state, a8, node, idx):
+    if is_null(state, a8, node, idx):
         return E_OK, pos
     base = state[node, S_BASE] + idx
     first = np.int64(a32[base])
@@ -276,7 +272,7 @@ def write_repeated(f, fields, node, idx, enums, consts, state, a64, f64, a32, f3
         at = pos
         pos += 1
     for j in range(first, last):
-        if missing(state, a8, item, j):
+        if is_null(state, a8, item, j):
             return E_NULL, pos
         if op == EOP_TIMESTAMP or op == EOP_DURATION or op == EOP_WRAPPER:
             code, pos = write_field(f, fields, item, j, enums, consts, state, a64, f64, a32, f32, a8, abytes, out, pos,
@@ -328,7 +324,7 @@ def encode_message(msgs, fields, enums, consts, root, row, state, a64, f64, a32,
                 if op == EOP_MESSAGE or op == EOP_MAP:
                     nxt = stack[top, EFR_NEXT]
                     if nxt < 0:
-                        if missing(state, a8, node, idx):
+                        if is_null(state, a8, node, idx):
                             stack[top, EFR_CURSOR] += 1
                             continue
                         base = state[node, S_BASE] + idx
@@ -339,7 +335,7 @@ def encode_message(msgs, fields, enums, consts, root, row, state, a64, f64, a32,
                         stack[top, EFR_CURSOR] += 1
                         continue
                     stack[top, EFR_NEXT] = nxt + 1
-                    if op == EOP_MESSAGE and missing(state, a8, fields[f, EF_ITEM], nxt):
+                    if op == EOP_MESSAGE and is_null(state, a8, fields[f, EF_ITEM], nxt):
                         return E_NULL, f, pos
                     child = fields[f, EF_SUB]
                     child_idx = nxt
@@ -351,7 +347,7 @@ def encode_message(msgs, fields, enums, consts, root, row, state, a64, f64, a32,
                 stack[top, EFR_CURSOR] += 1
                 continue
             stack[top, EFR_CURSOR] += 1
-            if missing(state, a8, node, idx):
+            if is_null(state, a8, node, idx):
                 if (flags & EFLAG_NULL_DEFAULT) != 0 or ((flags & EFLAG_REQUIRED) != 0 and op != EOP_MESSAGE):
                     pos = write_default(f, fields, out, pos, cap)
                     if pos < 0:
@@ -392,39 +388,20 @@ def encode_message(msgs, fields, enums, consts, root, row, state, a64, f64, a32,
 
 def pb_encode_rows(msgs, fields, enums, consts, root, header, first_row, stop_on_error, state, a64, f64, a32, f32, a8,
                    abytes, out, offsets, valid, stack, err_code, err_field, scratch64, scratch_f64):
-    """Encodes rows ``first_row..`` (the root struct's elements) after ``header`` each; (next row, outcome): 0
-    done, 1 output full (resume at next row), 2 stopped after a failed row. Null and failed rows are empty and
-    not ``valid``."""
-    n = offsets.shape[0] - 1
+    """Encodes rows ``first_row..`` (the root struct's elements) after ``header`` each; (next row, outcome) as
+    ``vm/rows.py`` says, the field a row failed on noted in ``err_field``."""
     cap = out.shape[0]
     pos = offsets[first_row]
-    for row in range(first_row, n):
-        if missing(state, a8, 0, row):
-            valid[row] = 0
-            offsets[row + 1] = pos
-            continue
-        start = pos
-        pos = write_bytes(out, pos, cap, header, 0, header.shape[0])
-        code = E_OVERFLOW
-        f = np.int64(-1)
-        if pos >= 0:
+    for row in range(first_row, offsets.shape[0] - 1):
+        code, f, pos = open_encoded_row(state, a8, row, header, out, pos, cap)
+        if code == E_OK:
             code, f, pos = encode_message(msgs, fields, enums, consts, root, row, state, a64, f64, a32, f32, a8,
                                           abytes, out, pos, cap, stack, scratch64, scratch_f64)
-        if code == E_OVERFLOW:
-            return row, 1
-        if code != E_OK:
-            err_code[row] = code
-            err_field[row] = f
-            valid[row] = 0
-            pos = start
-            offsets[row + 1] = pos
-            if stop_on_error:
-                return row + 1, 2
-            continue
-        valid[row] = 1
-        offsets[row + 1] = pos
-    return n, 0
+        pos, nxt, outcome = close_encoded_row(row, code, f, pos, stop_on_error, offsets, valid, err_code, err_field)
+        if outcome != GO_ON:
+            return nxt, outcome
+    return offsets.shape[0] - 1, ROWS_DONE
 
 
-KERNELS = ("missing", "number_of", "enum_number", "enum_has", "patch_length", "write_scalar", "is_zero", "write_time",
+KERNELS = ("number_of", "enum_number", "enum_has", "patch_length", "write_scalar", "is_zero", "write_time",
            "write_field", "write_default", "write_repeated", "encode_message", "pb_encode_rows")

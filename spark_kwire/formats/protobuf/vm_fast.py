@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..vm.bytes_in import as_i32, load_u32_le, load_u64_le, read_uvarint
-from ..vm.codes import (E_BAD_UTF8, E_BAD_VARINT, E_DEPTH, E_MISSING_REQUIRED, E_OK, E_OVERFLOW, E_TRUNCATED,
-                        ROW_NULL)
+from ..vm.codes import E_BAD_UTF8, E_BAD_VARINT, E_DEPTH, E_MISSING_REQUIRED, E_OK, E_OVERFLOW, E_TRUNCATED
 from ..vm.column_writes import append_value, begin, close_list, full, open_list, pad, put_bytes, rewind
+from ..vm.rows import GO_ON, ROWS_DONE, end_decoded_row
 from ..vm.slots import K_BINARY, ROOM_VALUES, S_BASE, S_DATA_LEN, S_KIND, S_LEN
 from ..vm.utf8 import valid_utf8
 from .opcodes import (FL_AUX, FL_AUX2, FL_FLAGS, FL_ITEM, FL_NODE, FL_ONEOF, FL_OP, FL_SUB, FL_WT, FLAG_CLOSED_ENUM,
@@ -284,42 +284,30 @@ def fast_message(msgs, fields, lookup, enums, consts, root, data, start, end, st
 def pb_decode_rows(msgs, fields, lookup, enums, consts, wtree, entries, which, index_offsets, indexes, root, data,
                    start, end, status, first_row, stop_on_error, two_steps_only, state, pad_nodes, a64, f64, a32, f32,
                    a8, abytes, occ, slots, stack, gstack, out, err_code, err_node, scratch8):
-    """Decodes rows ``first_row..``; (next row, outcome): 0 all done, 1 a region or ``occ`` is full (``out``
-    says which; resume at next row), 2 ``stop_on_error`` stopped after a failed row. Null and failed rows
-    become null rows of the root node (0). ``two_steps_only`` skips the single pass (tests compare both)."""
-    n = which.shape[0]
-    for row in range(first_row, n):
-        st = status[row]
-        if st == E_OK:
+    """Decodes rows ``first_row..``; (next row, outcome) as ``vm/rows.py`` says (a full ``occ`` is a full region
+    too), the node a record failed on noted in ``err_node``. ``two_steps_only`` skips the single pass (tests
+    compare both)."""
+    for row in range(first_row, which.shape[0]):
+        code = status[row]
+        node = np.int64(-1)
+        if code == E_OK:
             code = message_verdict(wtree, entries[which[row]], indexes, index_offsets[row], index_offsets[row + 1])
-            node = np.int64(-1)
             if code == E_OK:
                 code = RETRY_TWO_STEPS
                 if not two_steps_only:
                     code, node = fast_message(msgs, fields, lookup, enums, consts, root, data, start[row], end[row],
                                               state, pad_nodes, a64, f64, a32, f32, a8, abytes, occ, slots, stack,
                                               gstack, out, scratch8)
-                    if code == E_OK:
-                        continue
-                    rewind(state, a32, row)
                 if code == RETRY_TWO_STEPS:
+                    rewind(state, a32, row)
                     code, node = run_message(msgs, fields, lookup, enums, consts, root, data, start[row], end[row],
                                              state, pad_nodes, a64, f64, a32, f32, a8, abytes, occ, slots, stack,
                                              gstack, out, scratch8)
-                    if code == E_OK:
-                        continue
-                    rewind(state, a32, row)
-                if code == E_OVERFLOW:
-                    return row, 1
-            err_code[row] = code
-            err_node[row] = node
-        elif st != ROW_NULL:
-            err_code[row] = st
-            err_node[row] = -1
-        pad(state, pad_nodes, a64, a32, a8, out, 0)
-        if stop_on_error and st != ROW_NULL:
-            return row + 1, 2
-    return n, 0
+        nxt, outcome = end_decoded_row(row, status[row], code, node, stop_on_error, state, pad_nodes, a64, a32, a8,
+                                       out, err_code, err_node)
+        if outcome != GO_ON:
+            return nxt, outcome
+    return which.shape[0], ROWS_DONE
 
 
 KERNELS = ("undo_last", "start_message", "fast_message", "pb_decode_rows")

@@ -40,6 +40,10 @@ E_JSON_NUMBER = 42
 E_JSON_DATE = 43
 E_JSON_DEPTH = 44
 E_NOT_AN_INTEGER = 45
+E_JSON_EMPTY = 46
+E_JSON_BASE64 = 47
+E_JSON_NOT_OBJECT = 48
+E_JSON_TIMESTAMP = 49
 
 MESSAGES = {
     E_TRUNCATED: "the payload ends inside a value (truncated, or written with another schema)",
@@ -78,6 +82,10 @@ MESSAGES = {
     E_JSON_DATE: "string is not a date / date-time as RFC 3339 writes them (e.g. 2024-05-01, 2024-05-01T12:00:00Z)",
     E_JSON_DEPTH: "JSON nested deeper than 1000 levels",
     E_NOT_AN_INTEGER: "JSON number with a fraction where the schema says integer",
+    E_JSON_EMPTY: "empty string where the schema's type needs a value",
+    E_JSON_BASE64: "string is not base64 (standard alphabet, padded)",
+    E_JSON_NOT_OBJECT: "the JSON text is not an object (an array, a scalar or null) but the schema is a struct",
+    E_JSON_TIMESTAMP: "string is not a date / timestamp in the format read (timestampFormat, dateFormat)",
 }
 
 

@@ -126,13 +126,21 @@ _decoders: dict[tuple, SideDecoder] = {}
 _decoders_lock = threading.Lock()
 
 
-def side_decoder(resolved: ResolvedSide, registry: RegistryConfig | None) -> SideDecoder:
-    """The process's decoder of one side (made once per reader schema and registry)."""
-    key = (resolved.spec, resolved.schema, resolved.references, registry)
+def side_decoder(resolved: ResolvedSide, typed: TypedOptions) -> SideDecoder:
+    """The process's decoder of one side (made once per reader schema and registry; plain JSON's per schema and
+    options)."""
+    json = resolved.spec.format == "json"
+    key = (resolved.spec, resolved.schema, resolved.references, typed.json if json else typed.registry,
+           typed.corrupt_column if json else None)
     with _decoders_lock:
         decoder = _decoders.get(key)
         if decoder is None:
-            decoder = _decoders[key] = SideDecoder(resolved, registry)
+            if json:
+                from spark_kwire.spark.typed.json_sides import JsonSideDecoder
+
+                decoder = _decoders[key] = JsonSideDecoder(resolved, typed)
+            else:
+                decoder = _decoders[key] = SideDecoder(resolved, typed.registry)
         return decoder
 
 
@@ -173,7 +181,7 @@ def decode_batch(typed: TypedOptions, batch: pa.RecordBatch) -> pa.RecordBatch:
     for resolved in typed.resolved:
         side = resolved.spec.side
         index = names.index(side)
-        values, bad, why = side_decoder(resolved, typed.registry).decode(columns[index], typed.mode, where)
+        values, bad, why = side_decoder(resolved, typed).decode(columns[index], typed.mode, where)
         columns[index] = values
         fields[index] = pa.field(side, values.type)
         if bad is not None:

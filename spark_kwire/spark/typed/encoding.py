@@ -26,14 +26,20 @@ _encoders: dict[tuple, object] = {}
 _encoders_lock = threading.Lock()
 
 
-def _encoder(resolved: ResolvedSide):
-    key = (resolved.spec, resolved.schema, resolved.references, resolved.schema_id)
+def _encoder(resolved: ResolvedSide, typed: TypedOptions):
+    spec = resolved.spec
+    key = (spec, resolved.schema, resolved.references, resolved.schema_id, typed.json if spec.format == "json" else ())
     with _encoders_lock:
         encoder = _encoders.get(key)
         if encoder is None:
-            spec = resolved.spec
-            encoder = _encoders[key] = spec.payload.encoder(
-                resolved.schema, resolved.schema_id, resolved.references, spec.message_name)
+            if spec.format == "json":
+                from spark_kwire.spark.typed.json_sides import json_options
+
+                encoder = spec.payload.encoder("", 0, json_options=json_options(typed, for_write=True))
+            else:
+                encoder = spec.payload.encoder(resolved.schema, resolved.schema_id, resolved.references,
+                                               spec.message_name)
+            _encoders[key] = encoder
         return encoder
 
 
@@ -47,7 +53,7 @@ def encode_batch(typed: TypedOptions, batch: pa.RecordBatch) -> pa.RecordBatch:
             continue  # a typed key without a key column: checked on the driver, nothing to encode
         index = names.index(side)
         try:
-            columns[index] = _encoder(resolved).encode(for_encoder(columns[index]), FAILFAST).values
+            columns[index] = _encoder(resolved, typed).encode(for_encoder(columns[index]), FAILFAST).values
         except EncodeError as e:
             where = f" in field {e.path}" if e.path else ""
             raise KwireWriteError(

@@ -3,8 +3,11 @@ come from, the schema registry, and what a read does with a record that does not
 
 Names follow Confluent's clients where they have one (``schema.registry.<key>`` with the registry client's keys,
 ``value.subject.name.strategy``, ``auto.register.schemas``, ``use.latest.version``) and Spark's ``from_avro``
-otherwise (``mode``, ``columnNameOfCorruptRecord``). Parsing here checks the options alone; what needs the
-registry (a subject's schema, a record name, the fit of a DataFrame) is resolved by ``schemas.py``.
+otherwise (``mode``, ``columnNameOfCorruptRecord``). Plain JSON (``json``) takes ``from_json`` / ``to_json``'s own
+options (``JSON_READ_OPTIONS``, ``JSON_WRITE_OPTIONS``, kept raw in ``TypedOptions.json`` for the format layer) and
+no registry; a read of JSON sides only is PERMISSIVE by default, as ``from_json`` is. Parsing here checks the
+options alone; what needs the registry (a subject's schema, a record name, the fit of a DataFrame) is resolved by
+``schemas.py``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ if TYPE_CHECKING:
 # (The registry client is imported where it is used: every read and write task imports this module, and a binary
 # one needs no registry.)
 
-__all__ = ["SideSpec", "TypedOptions", "parse_typed", "TYPED_READ_OPTIONS", "TYPED_WRITE_OPTIONS",
+__all__ = ["SideSpec", "TypedOptions", "parse_typed", "TYPED_READ_OPTIONS", "TYPED_WRITE_OPTIONS", "JSON_READ_OPTIONS",
+           "JSON_WRITE_OPTIONS",
            "REGISTRY_PREFIX", "TYPED_NOT_FOR_READS", "TYPED_NOT_FOR_WRITES", "FAILFAST", "PERMISSIVE"]
 
 SIDES = ("key", "value")
@@ -39,20 +43,28 @@ def _names(side: str) -> dict[str, str]:
             "strategy": f"{side}.subject.name.strategy"}
 
 
+# from_json's options (formats/json/options.py reads them), and to_json's
+JSON_READ_OPTIONS = ["allowComments", "allowUnquotedFieldNames", "allowSingleQuotes", "allowNumericLeadingZeros",
+                     "allowNonNumericNumbers", "timestampFormat", "dateFormat", "timeZone", "rescuedDataColumn",
+                     "primitivesAsString", "prefersDecimal", "dropFieldIfAllNull"]
+JSON_WRITE_OPTIONS = ["timestampFormat", "dateFormat", "timeZone", "ignoreNullFields"]
 # (schema.registry.url stands for every schema.registry.* option: named here, a misspelt one gets a "did you mean")
 _BOTH = [name for side in ("value", "key") for name in _names(side).values()] + ["schema.registry.url"]
-TYPED_READ_OPTIONS = _BOTH + ["mode", "columnNameOfCorruptRecord"]
-TYPED_WRITE_OPTIONS = _BOTH + ["auto.register.schemas", "use.latest.version"]
+TYPED_READ_OPTIONS = _BOTH + ["mode", "columnNameOfCorruptRecord"] + JSON_READ_OPTIONS
+TYPED_WRITE_OPTIONS = _BOTH + ["auto.register.schemas", "use.latest.version"] + JSON_WRITE_OPTIONS
 TYPED_NOT_FOR_WRITES = {
     "mode": "it says what a read does with a record that does not decode; a write fails on a row that does not "
             "fit its schema, naming the row and field",
     "columnnameofcorruptrecord": "it names the column where a PERMISSIVE read keeps records that do not decode",
+    **{name.lower(): "it says how from_json reads JSON text; to_json writes a value's fields as they are"
+       for name in JSON_READ_OPTIONS if name not in JSON_WRITE_OPTIONS},
 }
 TYPED_NOT_FOR_READS = {
     "auto.register.schemas": "it registers the schema a write encodes with; a read decodes with the subject's "
                              "schema (or valueSchema) and each record's writer schema by id",
     "use.latest.version": "it chooses the schema a write encodes with; a read uses the subject's latest version "
                           "unless valueSchemaVersion names one",
+    "ignorenullfields": "it says whether to_json writes null fields; a read takes what the JSON text holds",
 }
 
 
@@ -61,7 +73,7 @@ class SideSpec:
     """What the options ask for the key or the value: its format and where its schema comes from."""
 
     side: str  # "key" | "value"
-    format: str  # avro | protobuf | json-schema
+    format: str  # avro | protobuf | json-schema | json
     schema: str | None = None  # given inline (valueSchema)
     version: int | None = None  # a registered version (valueSchemaVersion); None: the latest
     strategy: str = "TopicNameStrategy"
@@ -90,6 +102,7 @@ class TypedOptions:
     auto_register: bool = False
     use_latest: bool = True
     resolved: tuple = ()  # of schemas.ResolvedSide, in the order of `sides`
+    json: tuple = ()  # the JSON options given, (name, value) pairs as formats.json.JsonOptions.parse reads them
 
     def side(self, name: str) -> SideSpec | None:
         return next((s for s in self.sides if s.side == name), None)
@@ -115,13 +128,11 @@ def _format(opts: Mapping[str, Any], side: str) -> str:
     if raw is None:
         return "binary"
     value = str(raw).strip().lower().replace("_", "-")
-    if value in ("json", "jsonschema"):
-        value = "json-schema" if value == "jsonschema" else value
+    if value == "jsonschema":
+        value = "json-schema"
     if value not in FORMAT_NAMES:
-        hint = " ('json-schema' reads Confluent's JSON Schema format; plain JSON text is read with from_json on " \
-               "a binary value)" if value == "json" else ""
-        raise KwireOptionError(f"Option '{name}' must be one of {', '.join(FORMAT_NAMES)} (default binary), "
-                               f"got {raw!r}{hint}.")
+        raise KwireOptionError(f"Option '{name}' must be one of {', '.join(FORMAT_NAMES)} (default binary; json is "
+                               f"plain JSON text, json-schema Confluent's framed JSON Schema), got {raw!r}.")
     return value
 
 
@@ -181,6 +192,8 @@ def _registry(opts: Mapping[str, Any]) -> "RegistryConfig | None":
 def _side(opts: Mapping[str, Any], side: str, fmt: str, *, write: bool) -> SideSpec:
     names = _names(side)
     payload = payload_format(fmt)
+    if not payload.uses_registry:
+        return _json_side(opts, side, write=write)
     schema = _text(opts, names["schema"])
     version = _version(opts, names["version"])
     if schema is not None and names["version"].lower() in opts:
@@ -197,6 +210,31 @@ def _side(opts: Mapping[str, Any], side: str, fmt: str, *, write: bool) -> SideS
                     message_name=message)
 
 
+def _json_side(opts: Mapping[str, Any], side: str, *, write: bool) -> SideSpec:
+    """A plain JSON side: its schema (reads: DDL or StructType JSON, or none), nothing of a registry."""
+    names = _names(side)
+    for what in ("version", "record", "message", "strategy"):
+        if names[what].lower() in opts:
+            raise KwireOptionError(f"Option '{names[what]}' chooses a schema-registry subject or schema; "
+                                   f"{names['format']}=json is plain JSON text, read with '{names['schema']}' (a "
+                                   f"Spark DDL string or a StructType as JSON) and written as to_json writes.")
+    schema = _text(opts, names["schema"])
+    if write and schema is not None:
+        raise KwireOptionError(f"Option '{names['schema']}' is not used by a write of {names['format']}=json: "
+                               f"to_json writes the '{side}' column's own fields. Drop it.")
+    return SideSpec(side, "json", schema=schema)
+
+
+def _json_options(opts: Mapping[str, Any], typed_formats: dict[str, str], *, write: bool) -> tuple:
+    """The JSON options given, checked to have a JSON side to apply to."""
+    accepted = JSON_WRITE_OPTIONS if write else JSON_READ_OPTIONS
+    given = tuple((name, opts[name.lower()]) for name in accepted if name.lower() in opts)
+    if given and "json" not in typed_formats.values():
+        raise KwireOptionError(f"Option '{given[0][0]}' applies to plain JSON: set 'valueFormat' (or 'keyFormat') to "
+                               f"json.")
+    return given
+
+
 def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
     """The typed part of a read's (``write=False``) or write's options, lower-case keys; None when both key and
     value are binary (then every typed option is refused, saying what it needs)."""
@@ -210,6 +248,7 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
                         f"Option '{name}' applies only when '{_names(side)['format']}' is one of "
                         f"{', '.join(TYPED_FORMAT_NAMES)} ({_names(side)['format']} is 'binary', the default).")
     if not typed:
+        _json_options(opts, {}, write=write)
         for key in opts:
             if key.startswith(REGISTRY_PREFIX) or key in ("mode", "columnnameofcorruptrecord",
                                                           "auto.register.schemas", "use.latest.version"):
@@ -221,8 +260,10 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
         return None
     sides = tuple(_side(opts, side, formats[side], write=write) for side in ("value", "key") if side in typed)
     registry = _registry(opts)
-    result = TypedOptions(sides, registry)
+    result = TypedOptions(sides, registry, json=_json_options(opts, {s: formats[s] for s in typed}, write=write))
     for spec in sides:
+        if spec.format == "json":
+            continue
         if registry is None and (write or spec.schema is None):
             why = ("a write frames every value with its schema's registry id" if write else
                    f"the reader schema comes from the registry unless '{spec.option('schema')}' gives it inline")
@@ -232,17 +273,21 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
 
 def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
     raw = opts.get("mode")
-    mode = FAILFAST if raw is None else str(raw).strip().upper()
+    json_only = all(spec.format == "json" for spec in typed.sides)
+    mode = (PERMISSIVE if json_only else FAILFAST) if raw is None else str(raw).strip().upper()
     if mode not in (FAILFAST, PERMISSIVE):
         extra = " (DROPMALFORMED is not offered: a Kafka read never drops records silently; use PERMISSIVE " \
                 "and filter on the corrupt-record column)" if mode == "DROPMALFORMED" else ""
-        raise KwireOptionError(f"Option 'mode' must be FAILFAST (the default) or PERMISSIVE, as from_avro's, "
-                               f"got {raw!r}{extra}.")
+        raise KwireOptionError(f"Option 'mode' must be FAILFAST or PERMISSIVE (the default is FAILFAST, as "
+                               f"from_avro's, or PERMISSIVE when only plain JSON is read, as from_json's), got "
+                               f"{raw!r}{extra}.")
     corrupt = opts.get("columnnameofcorruptrecord")
     if corrupt is not None and mode != PERMISSIVE:
         raise KwireOptionError("Option 'columnNameOfCorruptRecord' names the column of records that do not "
                                "decode, which only mode=PERMISSIVE keeps.")
     for spec in typed.sides:
+        if spec.format == "json":
+            continue
         if spec.schema is not None:  # the reader schema given inline: no subject is looked up
             for what in ("strategy", "record"):
                 if spec.option(what).lower() in opts:
@@ -259,13 +304,15 @@ def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
         if not corrupt or corrupt.lower() in {c.lower() for c in _KAFKA_COLUMNS}:
             raise KwireOptionError(f"Option 'columnNameOfCorruptRecord' must name a new column (not one of "
                                    f"{', '.join(_KAFKA_COLUMNS)}), got {corrupt!r}.")
-    return TypedOptions(typed.sides, typed.registry, mode=mode, corrupt_column=corrupt)
+    return TypedOptions(typed.sides, typed.registry, mode=mode, corrupt_column=corrupt, json=typed.json)
 
 
 def _write_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
     auto = _bool(opts, "auto.register.schemas", False)
     latest = _bool(opts, "use.latest.version", True)
     for spec in typed.sides:
+        if spec.format == "json":
+            continue
         derived = spec.schema is None and spec.version is None and (auto or not latest)
         if spec.record_name is not None and spec.strategy == "TopicNameStrategy" and not derived:
             which = "given inline" if spec.schema else "the subject's"
@@ -284,4 +331,5 @@ def _write_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
         if auto and "use.latest.version" in opts and latest:
             raise KwireOptionError("use.latest.version=true writes with the subject's latest schema, which "
                                    "auto.register.schemas=true would replace by the DataFrame's; keep one.")
-    return TypedOptions(typed.sides, typed.registry, auto_register=auto, use_latest=latest and not auto)
+    return TypedOptions(typed.sides, typed.registry, auto_register=auto, use_latest=latest and not auto,
+                        json=typed.json)

@@ -19,7 +19,7 @@ from spark_kwire.spark.errors import KwireOptionError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-FORMAT_NAMES = ("binary", "avro", "protobuf", "json-schema")
+FORMAT_NAMES = ("binary", "avro", "protobuf", "json-schema", "json")
 TYPED_FORMAT_NAMES = FORMAT_NAMES[1:]
 
 __all__ = ["PayloadFormat", "payload_format", "FORMAT_NAMES", "TYPED_FORMAT_NAMES"]
@@ -36,9 +36,14 @@ class PayloadFormat:
     entry: Any  # spark_kwire.formats.payload.PayloadFormat
 
     @property
-    def registry_type(self) -> str:
-        """AVRO, PROTOBUF or JSON, as the schema registry names it."""
+    def registry_type(self) -> str | None:
+        """AVRO, PROTOBUF or JSON, as the schema registry names it; None for plain JSON (no registry)."""
         return self.entry.schema_type
+
+    @property
+    def uses_registry(self) -> bool:
+        """Whether values are framed with a schema registry id (all but plain JSON)."""
+        return self.entry.schema_type is not None
 
     @property
     def uses_message_name(self) -> bool:
@@ -56,12 +61,14 @@ class PayloadFormat:
         return self.entry.frames(values)
 
     def decoder(self, schema: str, references: References = (), message_name: str | None = None,
-                time_type: bool = False):
-        options = self._options(self.entry.decoder_options, message_name=message_name, time_type=time_type)
+                time_type: bool = False, json_options=None):
+        options = self._options(self.entry.decoder_options, message_name=message_name, time_type=time_type,
+                                json_options=json_options)
         return self.entry.decoder(schema, list(references), **options)
 
-    def encoder(self, schema: str, schema_id: int, references: References = (), message_name: str | None = None):
-        options = self._options(self.entry.encoder_options, message_name=message_name)
+    def encoder(self, schema: str, schema_id: int, references: References = (), message_name: str | None = None,
+                json_options=None):
+        options = self._options(self.entry.encoder_options, message_name=message_name, json_options=json_options)
         return self.entry.encoder(schema, schema_id, list(references), **options)
 
     def derive_schema(self, arrow_type: "pa.DataType", record_name: str | None) -> str:
@@ -76,7 +83,7 @@ class PayloadFormat:
 
 
 def payload_format(name: str) -> PayloadFormat:
-    """The entry of a typed format (``avro``, ``protobuf``, ``json-schema``)."""
+    """The entry of a typed format (``avro``, ``protobuf``, ``json-schema``, ``json``)."""
     if name not in TYPED_FORMAT_NAMES:
         raise KwireOptionError(f"Unknown payload format {name!r}; accepted: {', '.join(FORMAT_NAMES)}.")
     from spark_kwire.formats.payload import payload_format as format_entry

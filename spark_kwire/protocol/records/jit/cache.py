@@ -104,13 +104,14 @@ def kernel(fn):
     return dispatcher
 
 
-def kernel_without_refcounts(fn):
+def kernel_without_refcounts(fn, inline: bool = False):
     """:func:`kernel` for kernels that allocate nothing (no array is created inside): compiled without numba's
     reference counting (``_nrt=False``), so the arrays passed from kernel to kernel cost no atomic increments
     and decrements. The interpreter of ``spark_kwire/formats`` passes a dozen arrays per call and ran 10 to
     20 times faster so. Such a kernel fails to compile if it allocates. Not listed among the record kernels
-    (:func:`loaded_index_files` and the warming notes concern those only)."""
-    return _compile(fn, {"nogil": True, "_nrt": False})
+    (:func:`loaded_index_files` and the warming notes concern those only). ``inline``: numba puts the kernel's
+    code into each kernel calling it (for small helpers called once per row, whose calls LLVM did not inline)."""
+    return _compile(fn, {"nogil": True, "_nrt": False, **({"inline": "always"} if inline else {})})
 
 
 def loaded_index_files() -> list[str]:
