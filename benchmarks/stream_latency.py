@@ -89,8 +89,9 @@ def child(source_kind: str, sink_kind: str, bootstrap: str, progress_file: str, 
 
 
 def _source(spark, kind: str, bootstrap: str, rate: float, topic: str):
-    if kind == "null":
-        return spark.readStream.format("null_source").option("rate", rate).option("partitions", 1).load()
+    if kind == "null":  # rows shaped as a Kafka source's, values about as long as the send times below
+        return (spark.readStream.format("null_source").option("rate", rate).option("partitions", 1)
+                .option("columns", "kafka").option("value_bytes", 18).load().select("key", "value"))
     return (spark.readStream.format(kind).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
             .option("startingOffsets", "earliest").load().select("key", "value"))
 
@@ -128,6 +129,8 @@ class Pipeline:
         if self.source not in SOURCES or self.sink not in SINKS or not venv:
             raise SystemExit(f"--pipeline {spec!r}: expected source[:sink]@virtualenv, sources {', '.join(SOURCES)}, "
                              f"sinks {', '.join(SINKS)}")
+        if (self.source == "null") != (self.sink == "null"):
+            raise SystemExit(f"--pipeline {spec!r}: the null source goes with the null sink only")
         self.kind = kinds
         self.python = str((REPO / venv).resolve() / "bin" / "python") if not Path(venv).is_absolute() \
             else str(Path(venv) / "bin" / "python")
@@ -146,8 +149,8 @@ class Child:
         self.log = tempfile.NamedTemporaryFile("w+", prefix="latency-spark-", suffix=".log")
         self.process = subprocess.Popen(
             [pipeline.python, str(Path(__file__).resolve()), "--child", f"{pipeline.source}:{pipeline.sink}",
-             "--bootstrap", bootstrap, "--progress-file", progress_file, *trigger_and_confs], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self.log, text=True)
+             "--bootstrap", bootstrap, "--progress-file", progress_file, *trigger_and_confs],
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
 
     def ask(self, line: str, answer: str) -> None:
         self.process.stdin.write(line + "\n")
@@ -233,9 +236,7 @@ def run_pipeline(index: int, pipeline: Pipeline, bootstrap: str, args, progress_
         for rate in args.rates:
             label = f"{index}-{rate}"
             source, sink = f"latency-in-{label}", f"latency-out-{label}"
-            if pipeline.source == "null" != (pipeline.sink == "null"):
-                raise SystemExit(f"{pipeline.name}: the null source goes with the null sink only")
-            if not pipeline.source == "null":
+            if pipeline.source != "null":
                 create_topics(bootstrap, [source])
                 create_topics(bootstrap, [sink], {"message.timestamp.type": "LogAppendTime"})
             child.ask(f"start {label} {rate} {source} {sink}", "started")
@@ -253,6 +254,7 @@ def run_pipeline(index: int, pipeline: Pipeline, bootstrap: str, args, progress_
                 records = consume(bootstrap, sink, sent, timeout=60)
                 row.update(latency_figures(records, sent, window[0]))
             cpu.join()
+            row["load"] = os.getloadavg()[0]  # the 1-minute load average, as this rate's measurement ends
             if row.get("cpu_start") is not None and row["cpu_end"] is not None:
                 row["cpu"] = (row["cpu_end"] - row["cpu_start"]) / args.seconds  # cores busy, on average
             child.ask(f"stop {label}", "stopped")
@@ -309,6 +311,7 @@ def add_breakdown(rows: list[dict], progress_file: str) -> None:
         row["rows_per_batch"] = statistics.mean(p["numInputRows"] for p in measured) if measured else 0
         row["phases"] = {name: statistics.median(p["durationMs"].get(name, 0) for p in measured) if measured else 0
                          for name in PHASES}
+        row["slowest"] = max((p["durationMs"].get("triggerExecution", 0) for p in measured), default=0)
 
 
 def _epoch(timestamp: str) -> float:
@@ -332,11 +335,12 @@ def print_tables(rows: list[dict]) -> None:
     print("\nPer micro-batch (ms, medians over the batches with data after the warm-up): Spark's durationMs")
     names = [n for n in PHASES if any(row["phases"].get(n) for row in rows)]
     print(f"{'pipeline':<30} {'rate/s':>7} {'batches':>7} {'rows':>6} " + " ".join(f"{n[:14]:>14}" for n in names)
-          + "  CPU (cores)")
+          + "  slowest batch  CPU (cores)  load")
     for row in rows:
         cpu = f"{row['cpu']:.2f}" if row.get("cpu") is not None else "-"
         print(f"{row['pipeline'].name:<30} {row['rate']:>7g} {row['batches']:>7} {row['rows_per_batch']:>6.0f} "
-              + " ".join(f"{row['phases'][n]:>14.0f}" for n in names) + f"  {cpu:>11}")
+              + " ".join(f"{row['phases'][n]:>14.0f}" for n in names)
+              + f"  {row['slowest']:>13.0f}  {cpu:>11}  {row['load']:4.1f}")
     floors = {(r["pipeline"].release, r["rate"]): r for r in rows if r["pipeline"].source == "null" and r["batches"]}
     lines = []
     for row in rows:
