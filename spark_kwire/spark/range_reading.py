@@ -10,6 +10,9 @@ from spark_kwire.spark.delegation import TokenAuthenticated
 from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.packing import PackedRanges
 from spark_kwire.spark.planner import OffsetRange
+from spark_kwire.spark.zip_imports import keep_zip_imports_cheap
+
+keep_zip_imports_cheap()  # Spark's Python workers running this stop re-reading pyspark.zip at each call
 
 
 class ReadsPlannedRanges:

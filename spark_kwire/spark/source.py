@@ -16,6 +16,9 @@ from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options import ReadOptions, WriteOptions
 from spark_kwire.spark.schema import read_schema, typed_read_schema, write_view_schema
 from spark_kwire.spark.worker_gc import freeze_loaded_objects
+from spark_kwire.spark.zip_imports import keep_zip_imports_cheap
+
+keep_zip_imports_cheap()  # Spark's Python workers running this stop re-reading pyspark.zip at each call
 
 
 def _called_from(worker_file: str) -> bool:

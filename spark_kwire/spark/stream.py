@@ -51,6 +51,7 @@ from spark_kwire.spark.planner import (
 )
 from spark_kwire.spark.packing import pack_ranges
 from spark_kwire.spark.shared_client import shared_client
+from spark_kwire.spark.stream_kernels import load_stream_kernels
 
 log = logging.getLogger("spark_kwire")
 
@@ -220,6 +221,12 @@ class KwireStreamReaderBase(ReadsPlannedRanges, DataSourceStreamReader):
             return True
         self.last_trigger_ms = now_ms
         return False
+
+    def read(self, partition):
+        import spark_kwire.spark.reader  # noqa: F401 -- the decoding kernels, which only readers need
+
+        load_stream_kernels("decode_headers" if self.options.include_headers else "decode")
+        return super().read(partition)
 
     def partitions(self, start: dict, end: dict) -> list[OffsetRange]:
         begin, finish = from_json_offsets(start), from_json_offsets(end)

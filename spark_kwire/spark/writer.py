@@ -15,8 +15,12 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamWriter
 
 from spark_kwire.spark.capabilities import ARROW_STREAM_WRITER
 from spark_kwire.spark.options import WriteOptions
+from spark_kwire.spark.stream_kernels import load_stream_kernels
 from spark_kwire.spark.worker_gc import freeze_loaded_objects
 from spark_kwire.spark.write_report import WriteReport
+from spark_kwire.spark.zip_imports import keep_zip_imports_cheap
+
+keep_zip_imports_cheap()  # Spark's Python workers running this stop re-reading pyspark.zip at each call
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -75,9 +79,10 @@ class KwireStreamWriter(*_STREAM_WRITER_BASES):
         self.options = options
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteReport:
-        freeze_loaded_objects()  # before the task's rows arrive: what is alive now stays loaded
         from spark_kwire.spark.task_writer import write_batches
 
+        load_stream_kernels("partition", "encode")
+        freeze_loaded_objects()  # before the task's rows arrive: what is alive now stays loaded
         return write_batches(self.options, iterator)
 
     def commit(self, messages, batchId: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 import time
 
 import pyarrow as pa
@@ -248,3 +249,31 @@ def test_truncated_batch_grows_fetch_size_then_gives_up(fake_broker):
         with pytest.raises(RetriesExhaustedError, match="no complete batch"):
             list(fetch_range(client, "t", 0, 0, 10))
     assert sizes[:3] == [1024, 4096, 16384] and max(sizes) <= 1048576 + 64 * 1024 * 1024
+
+
+def _batch_headers(base: int, count: int, size: int = 61) -> bytes:
+    """`count` magic-2 batches of one record each from offset `base`: only the header fields a scan reads."""
+    out = bytearray()
+    for offset in range(base, base + count):
+        header = struct.pack(">qiibIhi", offset, size - 12, 0, 2, 0, 0, 0)  # lastOffsetDelta 0
+        out += header + bytes(size - len(header))
+    return bytes(out)
+
+
+def test_a_small_answer_covering_a_range_below_the_high_watermark_is_not_scanned(monkeypatch):
+    """A stream's micro-batch: its end is known to exist, the broker sent what it had; a Fetch pipelined after it
+    would never be needed, and scanning hundreds of small batches for it cost ~0.6 ms per partition."""
+    from spark_kwire.client.consumer import fetcher
+
+    records = _batch_headers(100, 375)
+    assert fetcher.scan_next_offset(records) == 475
+    # cut by the size limit (more than half of it): the next Fetch goes out before this answer is decoded
+    assert fetcher.pipelined_offset(records, 100, 600, 1000, 2 * len(records) - 1) == 475
+    assert fetcher.pipelined_offset(records, 100, 475, 1000, 2 * len(records) - 1) is None  # (nothing follows)
+    # the range ends past the high watermark: scanned, and the next Fetch goes out up to the watermark
+    assert fetcher.pipelined_offset(records, 100, 600, 500, 1 << 20) == 475
+    assert fetcher.pipelined_offset(records, 100, 600, 475, 1 << 20) is None
+    monkeypatch.setattr(fetcher, "scan_next_offset", lambda _records: pytest.fail("scanned"))
+    assert fetcher.pipelined_offset(records, 100, 475, 1000, 1 << 20) is None
+    assert fetcher.pipelined_offset(records, 100, 475, 475, 2 * len(records)) is None
+    assert fetcher.pipelined_offset(None, 100, 475, 1000, 1 << 20) is None
