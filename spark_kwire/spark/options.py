@@ -95,8 +95,11 @@ _NOT_FOR_BATCH_WRITES = {
 # kafka.* settings that make no sense for Spark, with the reason given to the user (as Spark's source says).
 _UNSUPPORTED_KAFKA_READ = {
     "auto.offset.reset": "set the source option 'startingOffsets' to 'earliest' or 'latest' instead",
-    "key.deserializer": "keys are always read as bytes; use DataFrame operations (e.g. CAST(key AS STRING)) to deserialize them",
-    "value.deserializer": "values are always read as bytes; use DataFrame operations (e.g. from_json) to deserialize them",
+    "key.deserializer": "keys are read as bytes unless the option keyFormat types them (avro, protobuf, json-schema, "
+                        "json); use keyFormat or DataFrame operations (e.g. CAST(key AS STRING)) to deserialize them",
+    "value.deserializer": "values are read as bytes unless the option valueFormat types them (avro, protobuf, "
+                          "json-schema, json); use valueFormat or DataFrame operations (e.g. from_json) to deserialize "
+                          "them",
     "enable.auto.commit": "kwire does not commit offsets through a consumer; use 'commitOffsetsToGroup' on a stream",
     "interceptor.classes": "Java consumer interceptors do not exist in kwire, which speaks the protocol itself",
 }
