@@ -62,7 +62,8 @@ def inputs(n: int, names: list[str]):
             "protobuf": lambda: (payload_decode.PROTO, pa.array(payload_decode.protobuf_payloads(
                 n, payload_decode.order_class()), pa.binary())),
             "json-schema": lambda: (payload_decode.JSON_SCHEMA, pa.array(payload_decode.json_payloads(n), pa.binary())),
-            "json": lambda: (PLAIN_JSON_SCHEMA, pa.array([v[5:] for v in payload_decode.json_payloads(n)], pa.binary()))}
+            "json": lambda: (PLAIN_JSON_SCHEMA,
+                             pa.array([v[5:] for v in payload_decode.json_payloads(n)], pa.binary()))}
     return [(name, *made[name]()) for name in names]
 
 

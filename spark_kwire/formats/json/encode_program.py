@@ -15,8 +15,8 @@ import pyarrow as pa
 
 from ..columns import Layout
 from ..errors import TypeMismatchError
-from ..json_schema.encode_program import (W_ARRAY, W_BASE64, W_BIG_DECIMAL, W_BOOL, W_DATE_TEXT,
-                                          W_INT32, W_INT64, W_JACKSON_STRING, W_JAVA_DOUBLE, W_JAVA_FLOAT, W_LOCAL_TIMESTAMP_TEXT, W_MAP,
+from ..json_schema.encode_program import (W_ARRAY, W_BASE64, W_BIG_DECIMAL, W_BOOL, W_DATE_TEXT, W_INT32, W_INT64,
+                                          W_JACKSON_STRING, W_JAVA_DOUBLE, W_JAVA_FLOAT, W_LOCAL_TIMESTAMP_TEXT, W_MAP,
                                           W_NULL, W_OBJECT, W_TIMESTAMP_TEXT, encode_tables)
 
 _ESCAPES = {8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\"}
