@@ -4,7 +4,8 @@ does; side by side, alternating, both versions share whatever the machine does m
 
 The other version comes from a git revision (exported with its package renamed ``spark_kwire_old``, as
 ``versions_side_by_side.py`` does). Data: N records of the 12-field order of ``avro_decode.py`` (Avro, written by
-fastavro) and of ``payload_decode.py`` (Protobuf by upb, JSON Schema by json.dumps). Per format and round, in
+fastavro) and of ``payload_decode.py`` (Protobuf by upb, JSON Schema by json.dumps; ``json``: plain JSON, the same
+documents unframed, read with the Spark schema of their fields). Per format and round, in
 turn for each version: the whole decode of the N records, then the encode of the decoded column back into framed
 values, each timed in CPU seconds of this process (steadier than wall time on a shared machine); results asserted
 equal between the versions; the best round of each (the least disturbed by the machine's other work) and the
@@ -12,7 +13,7 @@ ratio of the medians are printed. Then the CPU seconds a fresh process with an e
 cache spends in ``formats.warmup.warm_up()`` (compiling every format kernel), per version.
 
     python benchmarks/formats_side_by_side.py --revision main [--against HEAD] [--records 300000] [--rounds 5]
-                                               [--cold-runs 3] [--formats avro,protobuf,json-schema]
+                                               [--cold-runs 3] [--formats avro,protobuf,json-schema,json]
 
 ``--against`` exports a second revision the same way (package ``spark_kwire_new``) instead of using this checkout's
 files, so that the files can change while it runs.
@@ -39,6 +40,10 @@ from versions_side_by_side import OLD_PACKAGE, export_renamed
 
 NEW_PACKAGE = "spark_kwire"
 AGAINST_PACKAGE = "spark_kwire_new"
+# the JSON Schema order's fields as a Spark schema, for plain JSON (the same documents, unframed)
+PLAIN_JSON_SCHEMA = ("id BIGINT, customer STRING, email STRING, quantity BIGINT, total DOUBLE, created TIMESTAMP, "
+                     "address STRUCT<street: STRING, city: STRING, zip: BIGINT>, tags ARRAY<STRING>, coupon STRING, "
+                     "score DOUBLE, sequence BIGINT, express BOOLEAN")
 COLD = r'''
 import importlib, json, sys, time
 t0 = time.process_time()
@@ -56,14 +61,17 @@ def inputs(n: int, names: list[str]):
     made = {"avro": lambda: (avro_decode.SCHEMA, avro_decode.payloads(n)),
             "protobuf": lambda: (payload_decode.PROTO, pa.array(payload_decode.protobuf_payloads(
                 n, payload_decode.order_class()), pa.binary())),
-            "json-schema": lambda: (payload_decode.JSON_SCHEMA, pa.array(payload_decode.json_payloads(n), pa.binary()))}
+            "json-schema": lambda: (payload_decode.JSON_SCHEMA, pa.array(payload_decode.json_payloads(n), pa.binary())),
+            "json": lambda: (PLAIN_JSON_SCHEMA,
+                             pa.array([v[5:] for v in payload_decode.json_payloads(n)], pa.binary()))}
     return [(name, *made[name]()) for name in names]
 
 
 def sides(package: str, name: str, schema):
     fmt = importlib.import_module(f"{package}.formats.payload").payload_format(name)
     decoder = fmt.decoder(schema)
-    decoder.add_writer_schema(payload_decode.SCHEMA_ID, schema)
+    if name != "json":  # (plain JSON has no registry schemas)
+        decoder.add_writer_schema(payload_decode.SCHEMA_ID, schema)
     encoder = fmt.encoder(schema, payload_decode.SCHEMA_ID)
     return fmt, decoder, encoder
 

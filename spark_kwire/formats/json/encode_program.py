@@ -15,9 +15,9 @@ import pyarrow as pa
 
 from ..columns import Layout
 from ..errors import TypeMismatchError
-from ..json_schema.encode_program import (W_ARRAY, W_BASE64, W_BIG_DECIMAL, W_BOOL, W_DATE_TEXT,
-                                          W_INT32, W_INT64, W_JAVA_DOUBLE, W_JAVA_FLOAT, W_LOCAL_TIMESTAMP_TEXT, W_MAP,
-                                          W_NULL, W_OBJECT, W_STRING, W_TIMESTAMP_TEXT, encode_tables)
+from ..json_schema.encode_program import (W_ARRAY, W_BASE64, W_BIG_DECIMAL, W_BOOL, W_DATE_TEXT, W_INT32, W_INT64,
+                                          W_JACKSON_STRING, W_JAVA_DOUBLE, W_JAVA_FLOAT, W_LOCAL_TIMESTAMP_TEXT, W_MAP,
+                                          W_NULL, W_OBJECT, W_TIMESTAMP_TEXT, encode_tables)
 
 _ESCAPES = {8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\"}
 
@@ -81,7 +81,7 @@ class JsonEncodeProgram:
         if types.is_float64(t) or types.is_float32(t) or types.is_decimal(t):
             self.text_nodes.append(node)
             return W_JAVA_DOUBLE if types.is_float64(t) else W_JAVA_FLOAT if types.is_float32(t) else W_BIG_DECIMAL
-        for test, op in ((types.is_string, W_STRING), (types.is_binary, W_BASE64), (types.is_int32, W_INT32),
+        for test, op in ((types.is_string, W_JACKSON_STRING), (types.is_binary, W_BASE64), (types.is_int32, W_INT32),
                          (types.is_int64, W_INT64), (types.is_boolean, W_BOOL), (types.is_date32, W_DATE_TEXT),
                          (types.is_null, W_NULL)):
             if test(t):

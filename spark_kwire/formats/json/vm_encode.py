@@ -15,8 +15,8 @@ import numpy as np
 
 from ..json_schema.encode_program import (EP_NAME, EP_NAME_LEN, EP_REQUIRED, EP_VALUE, EV_COUNT, EV_NODE,
                                           EV_NULLABLE, EV_OP, EV_SUB, W_ARRAY, W_BIG_DECIMAL, W_DATE_TEXT,
-                                          W_JAVA_DOUBLE, W_JAVA_FLOAT, W_LOCAL_TIMESTAMP_TEXT, W_MAP, W_OBJECT,
-                                          W_STRING, W_TIMESTAMP_TEXT)
+                                          W_JACKSON_STRING, W_JAVA_DOUBLE, W_JAVA_FLOAT, W_LOCAL_TIMESTAMP_TEXT,
+                                          W_MAP, W_OBJECT, W_TIMESTAMP_TEXT)
 from ..json_schema.vm_encode import (civil, put_byte, write_decimal_int, write_escaped_hex, write_leaf, write_padded,
                                      write_word)
 from ..vm.bytes_out import write_bytes
@@ -216,28 +216,24 @@ def write_date_time(out, pos, cap, v, op, wopts, patterns, fields, zone_at, zone
     return write_with_pattern(out, pos, cap, patterns, start, fields)
 
 
-def write_any_leaf(op, node, idx, state, a64, a32, a8, abytes, text_base, text_offsets, text_bytes, out, pos, cap,
-                   bstack, hex_digits, dig, wopts, patterns, fields, zone_at, zone_offsets):
-    """One non-null leaf value, by either JSON format's op; (code, position)."""
+def write_to_json_leaf(op, node, idx, state, a64, a32, abytes, text_base, text_offsets, text_bytes, out, pos, cap,
+                       dig, wopts, patterns, fields, zone_at, zone_offsets):
+    """One non-null leaf value of an op only ``to_json`` has (``W_JAVA_DOUBLE`` on); the position."""
     base = state[node, S_BASE]
-    if op == W_STRING:
+    if op == W_JACKSON_STRING:
         start = np.int64(a32[base + idx])
         n = np.int64(a32[base + idx + 1]) - start
-        return E_OK, write_escaped_hex(out, pos, cap, abytes, state[node, S_DATA_BASE] + start, n, hex_digits)
+        return write_escaped_hex(out, pos, cap, abytes, state[node, S_DATA_BASE] + start, n, HEX_UPPER)
     if op == W_JAVA_DOUBLE or op == W_JAVA_FLOAT or op == W_BIG_DECIMAL:
         t = text_base[node] + idx
         if op == W_BIG_DECIMAL:
-            return E_OK, write_big_decimal(out, pos, cap, text_bytes, text_offsets[t], text_offsets[t + 1], dig)
-        return E_OK, write_java_number(out, pos, cap, text_bytes, text_offsets[t], text_offsets[t + 1], dig,
-                                       op == W_JAVA_FLOAT)
+            return write_big_decimal(out, pos, cap, text_bytes, text_offsets[t], text_offsets[t + 1], dig)
+        return write_java_number(out, pos, cap, text_bytes, text_offsets[t], text_offsets[t + 1], dig,
+                                 op == W_JAVA_FLOAT)
     if op == W_DATE_TEXT:
-        return E_OK, write_date_time(out, pos, cap, np.int64(a32[base + idx]), op, wopts, patterns, fields, zone_at,
-                                     zone_offsets)
-    if op == W_TIMESTAMP_TEXT or op == W_LOCAL_TIMESTAMP_TEXT:
-        return E_OK, write_date_time(out, pos, cap, a64[base + idx], op, wopts, patterns, fields, zone_at,
-                                     zone_offsets)
-    return write_leaf(op, node, idx, state, a64, a32, a8, abytes, text_base, text_offsets, text_bytes, out, pos, cap,
-                      bstack)
+        return write_date_time(out, pos, cap, np.int64(a32[base + idx]), op, wopts, patterns, fields, zone_at,
+                               zone_offsets)
+    return write_date_time(out, pos, cap, a64[base + idx], op, wopts, patterns, fields, zone_at, zone_offsets)
 
 
 def json_encode_value(vals, props, consts, root, row, state, a64, a32, a8, abytes, text_base, text_offsets,
@@ -273,12 +269,14 @@ def json_encode_value(vals, props, consts, root, row, state, a64, a32, a8, abyte
                     stack[sp, JE_CURSOR] = np.int64(a32[base])
                     stack[sp, JE_END] = np.int64(a32[base + 1])
                 sp += 1
-            else:
-                code, pos = write_any_leaf(op, node, idx, state, a64, a32, a8, abytes, text_base, text_offsets,
-                                           text_bytes, out, pos, cap, bstack, hex_digits, dig, wopts, patterns, fields,
-                                           zone_at, zone_offsets)
+            elif op < W_JAVA_DOUBLE:  # JSON Schema's leaves (and those to_json writes alike)
+                code, pos = write_leaf(op, node, idx, state, a64, a32, a8, abytes, text_base, text_offsets, text_bytes,
+                                       out, pos, cap, bstack)
                 if code != E_OK:
                     return code, node, pos
+            else:
+                pos = write_to_json_leaf(op, node, idx, state, a64, a32, abytes, text_base, text_offsets, text_bytes,
+                                         out, pos, cap, dig, wopts, patterns, fields, zone_at, zone_offsets)
             if pos < 0:
                 return E_OVERFLOW, node, pos
         if sp == 0:
@@ -351,4 +349,4 @@ def json_encode_rows(vals, props, consts, root, header, first_row, stop_on_error
 
 
 KERNELS = ("write_big_decimal", "zone_offset_at", "write_year", "write_offset", "local_time_fields",
-           "write_with_pattern", "write_date_time", "write_any_leaf", "json_encode_value", "json_encode_rows")
+           "write_with_pattern", "write_date_time", "write_to_json_leaf", "json_encode_value", "json_encode_rows")

@@ -36,13 +36,14 @@ W_DATE = 10
 W_TIMESTAMP = 11
 W_NULL = 12
 W_RAW = 13  # a string holding JSON text
-# to_json's (json/encode_program.py), run by the same walk
+# to_json's (json/encode_program.py), run by the same walk: the ops from W_JAVA_DOUBLE on
 W_JAVA_DOUBLE = 14  # the Arrow text of a double, printed as Java does
 W_JAVA_FLOAT = 15
 W_BIG_DECIMAL = 16  # as BigDecimal.toString
 W_DATE_TEXT = 17  # with a pattern program (dateFormat)
 W_TIMESTAMP_TEXT = 18  # in the writing zone, with a pattern program (timestampFormat)
 W_LOCAL_TIMESTAMP_TEXT = 19
+W_JACKSON_STRING = 20  # escaped as Jackson escapes (``\u00XX`` with capital hex digits)
 
 # values columns
 EV_OP = 0
