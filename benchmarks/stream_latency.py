@@ -2,9 +2,12 @@
 
     python benchmarks/stream_latency.py [--rates 500,5000] [--warmup 10] [--seconds 30]
         [--pipeline kwire@.venv --pipeline kafka@.venv-spark-4.0 --pipeline null@.venv ...] [--bootstrap HOST:PORT]
+        [--trace]
 
-A pipeline is ``source:sink@virtualenv`` (``kind@virtualenv`` for ``kind:kind``), readStream -> select(key, value)
--> writeStream. Sources:
+A pipeline is ``source:sink@virtualenv[@checkout]`` (``kind@virtualenv`` for ``kind:kind``), readStream ->
+select(key, value) -> writeStream; ``@checkout`` runs the kwire of another checkout (a folder holding
+``spark_kwire``, e.g. a ``git worktree`` of another revision) instead of this one, so that two revisions run
+side by side in one invocation (``--pipeline kwire@.venv@/tmp/before --pipeline kwire@.venv``). Sources:
 
 * ``kwire``: format("kwire");
 * ``kafka``: Spark's built-in connector (its stream runs on PySpark 4.0.x here, with the 4.0.0 jars);
@@ -23,8 +26,13 @@ time, over the records sent after the warm-up; "through Spark" measures from the
 instead (the input topic has it too), which leaves out the sending process's own delays on a busy machine.
 Every record sent must come out exactly once (counted by key). The breakdown is the median of Spark's
 ``durationMs`` per micro-batch (the query progress) over the batches that started after the warm-up, and the CPU
-the pipeline's processes (driver, JVM, Python workers) used then, in cores. Figures depend on how busy the machine
-is: the load average is printed.
+the pipeline's processes (driver, JVM, Python workers) used then, in cores, and per micro-batch (ms of CPU per
+batch with data, split into Spark's JVM and all of its Python processes), which depend less on the load than times.
+Figures depend on how busy the machine is: the load average is printed.
+
+``--trace`` also records, in every Python process of each pipeline (``batch_trace/sitecustomize.py``), the
+requests kwire sends and the connections it opens, and the wall and CPU time of the source's and sink's calls,
+and prints them per micro-batch (over the batches planned in the measured window).
 """
 
 from __future__ import annotations
@@ -126,11 +134,15 @@ class Pipeline:
 
     def __init__(self, spec: str) -> None:
         kinds, _, venv = spec.partition("@")
+        venv, _, checkout = venv.partition("@")
+        self.checkout = Path(checkout).resolve() if checkout else REPO
+        if not (self.checkout / "spark_kwire").is_dir():
+            raise SystemExit(f"--pipeline {spec!r}: {self.checkout} holds no spark_kwire")
         self.source, _, self.sink = kinds.partition(":")
         self.sink = self.sink or self.source
         if self.source not in SOURCES or self.sink not in SINKS or not venv:
-            raise SystemExit(f"--pipeline {spec!r}: expected source[:sink]@virtualenv, sources {', '.join(SOURCES)}, "
-                             f"sinks {', '.join(SINKS)}")
+            raise SystemExit(f"--pipeline {spec!r}: expected source[:sink]@virtualenv[@checkout], sources "
+                             f"{', '.join(SOURCES)}, sinks {', '.join(SINKS)}")
         if (self.source == "null") != (self.sink == "null"):
             raise SystemExit(f"--pipeline {spec!r}: the null source goes with the null sink only")
         self.kind = kinds
@@ -138,15 +150,21 @@ class Pipeline:
             else str(Path(venv) / "bin" / "python")
         self.release = subprocess.run([self.python, "-c", "import pyspark; print(pyspark.__version__)"],
                                       capture_output=True, text=True, check=True).stdout.strip()
-        self.name = f"{self.kind} ({self.release})"
+        self.name = f"{self.kind} ({self.release})" if not checkout else \
+            f"{self.kind} ({self.release}, {self.checkout.name})"
 
 
 class Child:
     """A pipeline's Spark process, driven through its stdin."""
 
-    def __init__(self, pipeline: Pipeline, bootstrap: str, progress_file: str, trigger_and_confs: list[str]) -> None:
-        paths = [str(REPO), str(HERE)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    def __init__(self, pipeline: Pipeline, bootstrap: str, progress_file: str, trigger_and_confs: list[str],
+                 trace: str | None = None) -> None:
+        paths = [str(pipeline.checkout), str(HERE)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                       if p]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYSPARK_PYTHON": pipeline.python}
+        if trace:
+            env["PYTHONPATH"] = os.pathsep.join([str(HERE / "batch_trace"), env["PYTHONPATH"]])
+            env["KWIRE_BATCH_TRACE"] = trace
         # Spark's log (and the noise of queries stopped mid-batch) goes to a file, shown when something fails.
         self.log = tempfile.NamedTemporaryFile("w+", prefix="latency-spark-", suffix=".log")
         self.process = subprocess.Popen(
@@ -233,7 +251,8 @@ def create_topics(bootstrap: str, names: list[str], config: dict | None = None) 
 def run_pipeline(index: int, pipeline: Pipeline, bootstrap: str, args, progress_file: str) -> list[dict]:
     rows = []
     extra = (["--trigger", args.trigger] if args.trigger else []) + [f"--conf={c}" for c in args.conf]
-    child = Child(pipeline, bootstrap, progress_file, extra)
+    trace = tempfile.mkdtemp(prefix="latency-trace-") if args.trace else None
+    child = Child(pipeline, bootstrap, progress_file, extra, trace)
     try:
         for rate in args.rates:
             label = f"{index}-{rate}"
@@ -243,7 +262,7 @@ def run_pipeline(index: int, pipeline: Pipeline, bootstrap: str, args, progress_
             child.ask(f"start {label} {rate} {source} {sink}", "started")
             started = time.time()
             window = (started + args.warmup, started + args.warmup + args.seconds)
-            row = {"pipeline": pipeline, "rate": rate, "label": label, "window": window}
+            row = {"pipeline": pipeline, "rate": rate, "label": label, "window": window, "trace": trace}
             cpu = threading.Timer(args.warmup, lambda: row.update(cpu_start=cpu_seconds(child.process.pid)))
             cpu.start()
             if pipeline.source == "null":
@@ -258,7 +277,8 @@ def run_pipeline(index: int, pipeline: Pipeline, bootstrap: str, args, progress_
             cpu.join()
             row["load"] = os.getloadavg()[0]  # the 1-minute load average, as this rate's measurement ends
             if row.get("cpu_start") is not None and row["cpu_end"] is not None:
-                row["cpu"] = (row["cpu_end"] - row["cpu_start"]) / args.seconds  # cores busy, on average
+                row["cpu_used"] = {k: row["cpu_end"][k] - row["cpu_start"].get(k, 0.0) for k in row["cpu_end"]}
+                row["cpu"] = sum(row["cpu_used"].values()) / args.seconds  # cores busy, on average
             child.ask(f"stop {label}", "stopped")
             rows.append(row)
             print(f"  {pipeline.name} at {rate:g}/s: done", flush=True)
@@ -267,20 +287,23 @@ def run_pipeline(index: int, pipeline: Pipeline, bootstrap: str, args, progress_
     return rows
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """CPU seconds used so far by the pipeline's process, its Spark JVM and the Python workers under it."""
+def cpu_seconds(pid: int) -> dict[str, float] | None:
+    """CPU seconds used so far by the pipeline's processes: {"jvm": Spark's JVM, "python": the driver's Python
+    process and every Python process under the JVM (source runner, planning and commit workers, task workers)}.
+    Processes that ended meanwhile are not counted (Spark keeps its Python workers while a query runs)."""
     try:
         import psutil
     except ImportError:
         return None
-    total = 0.0
+    total = {"jvm": 0.0, "python": 0.0}
     root = psutil.Process(pid)
     for process in [root, *root.children(recursive=True)]:
         try:
             times = process.cpu_times()
+            kind = "jvm" if "java" in process.name() else "python"
         except psutil.Error:
             continue  # ended meanwhile
-        total += times.user + times.system
+        total[kind] += times.user + times.system
     return total
 
 
@@ -317,6 +340,8 @@ def add_breakdown(rows: list[dict], progress_file: str) -> None:
         row["phases"] = {name: statistics.median(p["durationMs"].get(name, 0) for p in measured) if measured else 0
                          for name in PHASES}
         row["slowest"] = max((p["durationMs"].get("triggerExecution", 0) for p in measured), default=0)
+        if row.get("cpu_used") and measured:
+            row["cpu_per_batch"] = {k: 1000 * v / len(measured) for k, v in row["cpu_used"].items()}
 
 
 def _epoch(timestamp: str) -> float:
@@ -345,12 +370,15 @@ def print_tables(rows: list[dict]) -> None:
     print("\nPer micro-batch (ms, medians over the batches with data after the warm-up): Spark's durationMs")
     names = [n for n in PHASES if any(row["phases"].get(n) for row in rows)]
     print(f"{'pipeline':<30} {'rate/s':>7} {'batches':>7} {'rows':>6} " + " ".join(f"{n[:14]:>14}" for n in names)
-          + "  slowest batch  CPU (cores)  load")
+          + "  slowest batch  CPU (cores)  CPU ms/batch (JVM+Python)  load")
     for row in rows:
         cpu = f"{row['cpu']:.2f}" if row.get("cpu") is not None else "-"
+        per_batch = row.get("cpu_per_batch")
+        split = "-" if not per_batch else \
+            f"{sum(per_batch.values()):.0f} ({per_batch['jvm']:.0f}+{per_batch['python']:.0f})"
         print(f"{row['pipeline'].name:<30} {row['rate']:>7g} {row['batches']:>7} {row['rows_per_batch']:>6.0f} "
               + " ".join(f"{row['phases'][n]:>14.0f}" for n in names)
-              + f"  {row['slowest']:>13.0f}  {cpu:>11}  {row['load']:4.1f}")
+              + f"  {row['slowest']:>13.0f}  {cpu:>11}  {split:>25}  {row['load']:4.1f}")
     floors = {(r["pipeline"].release, r["rate"]): r for r in rows if r["pipeline"].source == "null" and r["batches"]}
     lines = []
     for row in rows:
@@ -361,6 +389,44 @@ def print_tables(rows: list[dict]) -> None:
     if lines:
         print("\nkwire beyond the do-nothing Python source and sink (median triggerExecution, same release and rate)")
         print("\n".join(lines))
+    for row in rows:
+        if row.get("trace"):
+            print_trace(row)
+
+
+def print_trace(row: dict) -> None:
+    """What the traced processes did per micro-batch planned in the measured window (--trace)."""
+    events: list[dict] = []
+    for name in os.listdir(row["trace"]):
+        with open(os.path.join(row["trace"], name), encoding="utf-8") as f:
+            events.extend(json.loads(line) for line in f)
+    start, end = row["window"]
+    events = [e for e in events if start <= e["t"] <= end]
+    batches = sum(1 for e in events if e["ev"] in ("reader.partitions", "null.partitions"))
+    print(f"\nTrace of {row['pipeline'].name} at {row['rate']:g}/s: {batches} micro-batches planned in the window; "
+          "per batch: calls, and per call the median wall / CPU ms (p90 wall)")
+    if not batches:
+        return
+    by_event: dict[str, list[dict]] = {}
+    for e in events:
+        by_event.setdefault(e["ev"], []).append(e)
+    for name, found in sorted(by_event.items()):
+        line = f"  {name:<26} {len(found) / batches:6.2f} per batch"
+        if name.startswith("send."):
+            parts = [e["parts"] for e in found if e.get("parts") is not None]
+            if parts:
+                line += f"  ({statistics.mean(parts):.2f} partitions per request)"
+        else:
+            walls = sorted(e["wall"] * 1000 for e in found)
+            line += (f"  {statistics.median(walls):7.2f} / {statistics.median(e['cpu'] * 1000 for e in found):6.2f} ms"
+                     f"  (p90 {percentile(walls, 0.9):.1f})")
+            if found[0].get("after") is not None or "first" in found[0]:
+                def median_of(key):
+                    values = [e[key] * 1000 for e in found if e.get(key) is not None]
+                    return statistics.median(values) if values else float("nan")
+                line += (f"  first input at {median_of('first'):.1f}, last at {median_of('last'):.1f}, "
+                         f"then {median_of('after'):.1f} ms")
+        print(line)
 
 
 def main() -> None:
@@ -374,6 +440,8 @@ def main() -> None:
     parser.add_argument("--trigger", help="a processing-time trigger for every query, e.g. '1 second' (default: "
                         "Spark's default trigger, each micro-batch as soon as the previous one ends)")
     parser.add_argument("--conf", action="append", default=[], help="a Spark setting key=value for every pipeline")
+    parser.add_argument("--trace", action="store_true", help="trace kwire's requests and calls per micro-batch "
+                        "(batch_trace/sitecustomize.py) and print them")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--progress-file", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -288,7 +288,9 @@ class RecordAccumulator:
 
     def close_open(self, partitions: Iterable[TopicPartition] | None = None, times: PhaseTimes | None = None) -> int:
         """Encode the open batches of ``partitions`` (all when None) and make them ready; returns how many
-        partitions had one. ``times``: the calling thread's timer (the appending thread's by default)."""
+        partitions had one. ``times``: the calling thread's timer (the appending thread's by default). The sender
+        is woken once, when all are ready, so that they leave together (one request per leader) instead of in
+        whatever groups were ready when the sender woke (a flush of 4 partitions took 1.9-2.3 requests)."""
         tps = self.open_partitions() if partitions is None else list(partitions)
         closed = 0
         for tp in tps:
@@ -297,11 +299,14 @@ class RecordAccumulator:
                 continue
             with part.lock:
                 if part.open:
-                    self._encode(part, everything=True, times=times)
+                    self._encode(part, everything=True, times=times, notify=False)
                     closed += 1
+        if closed and self.on_ready is not None:
+            self.on_ready()
         return closed
 
-    def _encode(self, part: _Partition, *, everything: bool, times: PhaseTimes | None = None) -> None:
+    def _encode(self, part: _Partition, *, everything: bool, times: PhaseTimes | None = None,
+                notify: bool = True) -> None:
         """Encode the open rows of ``part`` (caller holds ``part.lock``): all of them, or only whole batches."""
         started = time.perf_counter()
         topic, partition = part.tp
@@ -331,7 +336,7 @@ class RecordAccumulator:
         remainder = rows.slice(cut) if cut < rows.count else None
         self._make_ready(part, batches, remainder)
         (times or self.times).since("encode", started)
-        if self.on_ready is not None:
+        if notify and self.on_ready is not None:
             self.on_ready()
 
     def _make_ready(self, part: _Partition, batches: list[ProducerBatch], remainder: _Rows | None) -> None:

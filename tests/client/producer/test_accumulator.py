@@ -80,6 +80,20 @@ def test_rows_of_small_appends_share_one_batch_until_it_is_full():
     assert accumulator.held_bytes == 0
 
 
+def test_closing_every_open_partition_wakes_the_sender_once_with_all_of_them_ready():
+    """A flush's batches leave together: the sender, woken at the first ready partition, would send that one
+    alone and the rest in a second request."""
+    ready_when_woken = []
+    accumulator = RecordAccumulator(compression="none", batch_size=64 * 1024, idempotence=IdempotenceState(False))
+    accumulator.on_ready = lambda: ready_when_woken.append(sorted(accumulator.ready_partitions()))
+    for partition in range(4):
+        accumulator.append("t", partition, _values(30, f"p{partition}"))
+    assert accumulator.close_open() == 4
+    assert ready_when_woken == [[("t", p) for p in range(4)]]
+    accumulator.append("t", 0, _values(400_000 // 80, "full"))  # a full batch is handed over at once
+    assert len(ready_when_woken) == 2
+
+
 def test_sequences_wrap_to_zero_after_the_int32_maximum():
     state = IdempotenceState(True)
     state.producer_id, state.producer_epoch = 1, 0
