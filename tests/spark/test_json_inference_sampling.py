@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import types
+
 import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -13,7 +15,8 @@ from pyspark.sql import functions as F
 from spark_kwire.formats.json.inference import infer_schema
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options import ReadOptions
-from spark_kwire.spark.typed.json_sampling import sample_values, sampling_settings
+from spark_kwire.spark.typed.evolution import parse_sampling
+from spark_kwire.spark.typed.json_sampling import sample_values
 from spark_kwire.spark.typed.spark_types import spark_type
 
 pytestmark = pytest.mark.timeout(180)
@@ -110,10 +113,11 @@ def test_compressed_topics(bootstrap, create_topic, produce, topic_name, codec):
 
 
 def test_sampling_settings():
-    assert sampling_settings({}) == (1000, 30000)
-    assert sampling_settings({"SAMPLINGRECORDS": "50", "samplingTimeoutMs": "2000"}) == (50, 2000)
+    inferred = [types.SimpleNamespace(format="json", schema=None)]  # a side read as JSON with no schema
+    assert parse_sampling({}, inferred) == (1000, 30000)
+    assert parse_sampling({"samplingrecords": "50", "samplingtimeoutms": "2000"}, inferred) == (50, 2000)
     with pytest.raises(KwireOptionError, match="samplingRecords"):
-        sampling_settings({"samplingRecords": "0"})
+        parse_sampling({"samplingrecords": "0"}, inferred)
 
 
 def test_the_schema_of_a_whole_small_topic_is_spark_read_jsons(spark, bootstrap, create_topic, produce, topic_name):

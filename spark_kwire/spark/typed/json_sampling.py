@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Mapping
 
 import pyarrow as pa
 
@@ -35,26 +34,18 @@ from spark_kwire.client.consumer.offsets import list_offsets
 from spark_kwire.client.consumer.packed_fetch import PackedFetch
 from spark_kwire.client.errors import KwireError
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.options import ReadOptions, parse_positive_int
+from spark_kwire.spark.options import ReadOptions
 from spark_kwire.spark.planner import OffsetRange, format_tps, resolve_bound, resolve_topic_partitions
 from spark_kwire.spark.shared_client import shared_client
 from spark_kwire.spark.typed.evolution import DEFAULT_SAMPLING_RECORDS, DEFAULT_SAMPLING_TIMEOUT_MS
 
-__all__ = ["sample_values", "sampling_ranges", "sampling_settings", "DEFAULT_SAMPLING_RECORDS",
+__all__ = ["sample_values", "sampling_ranges", "DEFAULT_SAMPLING_RECORDS",
            "DEFAULT_SAMPLING_TIMEOUT_MS"]
 
 log = logging.getLogger("spark_kwire")
 
 SAMPLE_BYTES = 128 * 2**20
 _WIDENINGS = 4  # times a window is widened backwards when offsets hold fewer records (compaction, markers)
-
-
-def sampling_settings(options: Mapping[str, str]) -> tuple[int, int]:
-    """(records per partition, time bound in ms) from a read's options ``samplingRecords`` and
-    ``samplingTimeoutMs`` (names matched case-insensitively), with their defaults."""
-    opts = {k.lower(): v for k, v in options.items()}
-    return (parse_positive_int(opts, "samplingRecords", DEFAULT_SAMPLING_RECORDS),
-            parse_positive_int(opts, "samplingTimeoutMs", DEFAULT_SAMPLING_TIMEOUT_MS))
 
 
 def sample_values(options: ReadOptions, side: str = "value", *, records_per_partition: int = DEFAULT_SAMPLING_RECORDS,
