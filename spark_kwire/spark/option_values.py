@@ -7,18 +7,28 @@ from typing import Any, Mapping
 
 from spark_kwire.spark.errors import KwireOptionError
 
-__all__ = ["parse_positive_int"]
+__all__ = ["parse_non_negative_int", "parse_positive_int"]
 
 
 def parse_positive_int(options: Mapping[str, Any], name: str, default: int | None = None) -> int | None:
     """Option ``name`` (keys lower-cased) as a whole number above zero; ``default`` when it is not given."""
+    return _whole_number(options, name, default, 1, "a positive integer")
+
+
+def parse_non_negative_int(options: Mapping[str, Any], name: str) -> int | None:
+    """Option ``name`` (keys lower-cased) as a whole number >= 0; None when it is not given."""
+    return _whole_number(options, name, None, 0, "a whole number >= 0")
+
+
+def _whole_number(options: Mapping[str, Any], name: str, default: int | None, lowest: int,
+                  accepted: str) -> int | None:
     raw = options.get(name.lower())
     if raw is None:
         return default
     try:
         value = int(str(raw).strip())
     except ValueError:
-        value = 0
-    if value <= 0:
-        raise KwireOptionError(f"Option '{name}' must be a positive integer, got {raw!r}.")
+        value = lowest - 1
+    if value < lowest:
+        raise KwireOptionError(f"Option '{name}' must be {accepted}, got {raw!r}.")
     return value

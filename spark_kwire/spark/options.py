@@ -20,7 +20,7 @@ from spark_kwire.client.settings.parse import OptionValues, RefusedSettingError,
     describe_ignored, parse_options
 from spark_kwire.client.settings.secret import Secret, is_sensitive_key
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.option_values import parse_positive_int
+from spark_kwire.spark.option_values import parse_non_negative_int, parse_positive_int
 from spark_kwire.spark.sasl_options import DELEGATION_TOKEN_OPTIONS, check_security_options, parse_delegation_token
 from spark_kwire.spark.typed import options as typed_options
 
@@ -208,19 +208,6 @@ def parse_bool(options: Mapping[str, str], name: str, default: bool) -> bool:
     if value in ("true", "false"):
         return value == "true"
     raise KwireOptionError(f"Option '{name}' must be 'true' or 'false', got {raw!r}.")
-
-
-def parse_non_negative_int(options: Mapping[str, str], name: str) -> int | None:
-    raw = options.get(name.lower())
-    if raw is None:
-        return None
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise KwireOptionError(f"Option '{name}' must be a whole number >= 0, got {raw!r}.")
-    return value
 
 
 def _parse_json_object(options: Mapping[str, str], name: str, example: str) -> dict:
