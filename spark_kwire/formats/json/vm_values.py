@@ -23,7 +23,7 @@ from ..vm.slots import ROOM_SCRATCH, S_LEN
 from .program import (PK_BINARY, PK_BOOLEAN, PK_DATE, PK_DECIMAL, PK_DOUBLE, PK_FLOAT, PK_INT, PK_STRING,
                       PK_TIMESTAMP, PK_TIMESTAMP_NTZ, V_AUX, V_AUX2, V_KIND, V_NODE)
 from .vm_lexer import (T_FLOAT, T_INT, T_NAN, T_NEG_INF, T_POS_INF, is_name_byte, is_quote, literal_end,
-                       scan_quoted, scan_token)
+                       plain_decimal, plain_digits, scan_quoted, scan_token)
 from .vm_pattern import parse_with_pattern
 from .vm_regenerate import regenerate
 from .vm_time import LATER, text_to_date, text_to_day_number, text_to_local_timestamp, text_to_timestamp, without_gmt
@@ -221,6 +221,8 @@ def float_halfway(x):
     float halfway point, or float's subnormal range): Python then reads the text."""
     if abs(x) < 1.2e-38:
         return True
+    if abs(x) == np.inf:  # beyond every double: float's infinity too
+        return False
     m, _e = math.frexp(x)
     bits = np.int64(abs(m) * 9007199254740992.0)  # the 53-bit mantissa
     return (bits & np.int64(0x1FFFFFFF)) == np.int64(0x10000000)
@@ -298,14 +300,16 @@ def int_token(data, pos, end, flags, bits):
     seconds, as micros): E_JSON_SYNTAX when malformed, E_JSON_TYPE when not an integer token, E_JSON_NUMBER when
     out of range. Jackson reads 128..255 as bytes too (wrapped); seconds times a million wrap as Spark's long
     multiplication does."""
-    tk, q, neg, mant, digits, frac, exp = scan_token(data, pos, end, flags)
-    if tk == 0 or (q < end and is_name_byte(data[q])):
-        return E_JSON_SYNTAX, np.int64(0), pos
-    if tk != T_INT:
-        return E_JSON_TYPE, np.int64(0), q
-    code, x = number_as_long(neg, mant, digits, frac, exp)
-    if code != E_OK:
-        return E_JSON_NUMBER, np.int64(0), q
+    x, q = plain_digits(data, pos, end, np.int64(18))
+    if q < 0:
+        tk, q, neg, mant, digits, frac, exp = scan_token(data, pos, end, flags)
+        if tk == 0 or (q < end and is_name_byte(data[q])):
+            return E_JSON_SYNTAX, np.int64(0), pos
+        if tk != T_INT:
+            return E_JSON_TYPE, np.int64(0), q
+        code, x = number_as_long(neg, mant, digits, frac, exp)
+        if code != E_OK:
+            return E_JSON_NUMBER, np.int64(0), q
     if bits == 0:
         return E_OK, x * np.int64(1000000), q
     if bits < 64:
@@ -320,6 +324,12 @@ def int_token(data, pos, end, flags, bits):
 def double_token(data, pos, end, flags, single):
     """(code, value, exact, end) of the number token at ``pos`` as a double (``single``: to become a float);
     ``exact`` False when Python must read the text (too many digits, or a float's halfway point)."""
+    x, q = plain_decimal(data, pos, end)
+    if q >= 0:
+        exact = True
+        if single and x != 0.0:
+            exact = not float_halfway(x)
+        return E_OK, x, exact, q
     tk, q, neg, mant, digits, frac, exp = scan_token(data, pos, end, flags)
     if tk == 0 or (q < end and is_name_byte(data[q])):
         return E_JSON_SYNTAX, 0.0, True, pos
