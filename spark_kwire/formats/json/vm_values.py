@@ -22,8 +22,8 @@ from ..vm.column_writes import append_value, full, put_bytes, put_dec
 from ..vm.slots import ROOM_SCRATCH, S_LEN
 from .program import (PK_BINARY, PK_BOOLEAN, PK_DATE, PK_DECIMAL, PK_DOUBLE, PK_FLOAT, PK_INT, PK_STRING,
                       PK_TIMESTAMP, PK_TIMESTAMP_NTZ, V_AUX, V_AUX2, V_KIND, V_NODE)
-from .vm_lexer import (T_FLOAT, T_INT, T_NAN, T_NEG_INF, T_POS_INF, is_name_byte, is_quote, literal_end,
-                       plain_decimal, plain_digits, scan_quoted, scan_token)
+from .vm_lexer import (EXACT_POWERS_OF_TEN, T_FLOAT, T_INT, T_NAN, T_NEG_INF, T_POS_INF, is_name_byte, is_quote,
+                       literal_end, plain_number, scan_quoted, scan_token)
 from .vm_pattern import parse_with_pattern
 from .vm_regenerate import regenerate
 from .vm_time import LATER, text_to_date, text_to_day_number, text_to_local_timestamp, text_to_timestamp, without_gmt
@@ -300,8 +300,9 @@ def int_token(data, pos, end, flags, bits):
     seconds, as micros): E_JSON_SYNTAX when malformed, E_JSON_TYPE when not an integer token, E_JSON_NUMBER when
     out of range. Jackson reads 128..255 as bytes too (wrapped); seconds times a million wrap as Spark's long
     multiplication does."""
-    x, q = plain_digits(data, pos, end, np.int64(18))
-    if q < 0:
+    q, neg, mant, digits, frac = plain_number(data, pos, end)
+    x = -mant if neg else mant
+    if q < 0 or frac > 0 or digits > 18:
         tk, q, neg, mant, digits, frac, exp = scan_token(data, pos, end, flags)
         if tk == 0 or (q < end and is_name_byte(data[q])):
             return E_JSON_SYNTAX, np.int64(0), pos
@@ -324,8 +325,10 @@ def int_token(data, pos, end, flags, bits):
 def double_token(data, pos, end, flags, single):
     """(code, value, exact, end) of the number token at ``pos`` as a double (``single``: to become a float);
     ``exact`` False when Python must read the text (too many digits, or a float's halfway point)."""
-    x, q = plain_decimal(data, pos, end)
-    if q >= 0:
+    q, neg, mant, digits, frac = plain_number(data, pos, end)
+    if q >= 0 and digits <= 15:
+        x = np.float64(mant) / EXACT_POWERS_OF_TEN[frac]
+        x = -x if neg else x
         exact = True
         if single and x != 0.0:
             exact = not float_halfway(x)

@@ -1,6 +1,6 @@
-"""The plain JSON kernel's fast path for common number tokens (``plain_digits``, ``plain_decimal``) against the
-general reading it skips (``scan_token``, then ``number_as_long`` / ``number_as_double``): the same outcome, value
-and end for any token, valid or not, under Spark's default lexer flags and the lenient ones."""
+"""The plain JSON kernel's fast path for common number tokens (``plain_number``) against the general reading it
+skips (``scan_token``, then ``number_as_long`` / ``number_as_double``): the same outcome, value and end for any
+token, valid or not, under Spark's default lexer flags and the lenient ones."""
 
 from __future__ import annotations
 
@@ -73,12 +73,20 @@ def test_fast_number_paths_read_as_the_general_one(token):
 
 def test_fast_paths_take_the_common_tokens():
     """The tokens the fast paths are for do not fall through to the general reading (or they would save nothing)."""
-    from spark_kwire.formats.json.vm_lexer import plain_decimal, plain_digits
+    from spark_kwire.formats.json.vm_lexer import plain_number
 
-    for token, value in ((b"0", 0), (b"-7", -7), (b"123456789012345678", 123456789012345678)):
-        assert plain_digits(np.frombuffer(token + b",", dtype=np.uint8), 0, len(token) + 1, 18) == (value, len(token))
+    def plain(token: bytes, after: bytes = b","):
+        text = token + after
+        end, neg, mant, digits, frac = plain_number(np.frombuffer(text, dtype=np.uint8), 0, len(text))
+        return int(end), bool(neg), int(mant), int(digits), int(frac)
+
+    assert plain(b"0") == (1, False, 0, 1, 0)
+    assert plain(b"-7") == (2, True, 7, 1, 0)
+    assert plain(b"123456789012345678") == (18, False, 123456789012345678, 18, 0)
+    assert plain(b"51.25", b"}") == (5, False, 5125, 4, 2)
+    assert plain(b"-0.5", b"]") == (4, True, 5, 2, 1)
+    for token in (b"1e5", b"01", b"1.", b"+1", b"NaN", b"12abc"):  # left to the general reading
+        assert plain(token, b"")[0] == -1, token
     for token, value in ((b"51.25", 51.25), (b"-0.5", -0.5), (b"0.1", 0.1), (b"12345678901.2345", 12345678901.2345)):
-        x, end = plain_decimal(np.frombuffer(token + b"}", dtype=np.uint8), 0, len(token) + 1)
-        assert (float(x), int(end)) == (value, len(token))
-    for token in (b"1e5", b"01", b"1.", b"+1", b"1234567890.1234567", b"NaN"):  # left to the general reading
-        assert plain_decimal(np.frombuffer(token, dtype=np.uint8), 0, len(token))[1] == -1, token
+        code, x, exact, end = vm_values.double_token(np.frombuffer(token, dtype=np.uint8), 0, len(token), 0, False)
+        assert (code, float(x), bool(exact), int(end)) == (E_OK, value, True, len(token))
