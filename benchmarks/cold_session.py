@@ -37,7 +37,7 @@ def session(args):
     builder = (SparkSession.builder.master("local[2]").appName("kwire-cold").config("spark.jars", args.jars)
                .config("spark.ui.port", "0").config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.memory", "2g").config("spark.sql.shuffle.partitions", "2"))
-    for setting in args.conf:  # e.g. spark.python.daemon.module=spark_kwire.spark.daemon
+    for setting in args.conf:  # e.g. spark.python.daemon.module=spark_kwire.spark.workers.daemon
         key, _, value = setting.partition("=")
         builder = builder.config(key, value)
     return builder.getOrCreate()

@@ -145,7 +145,8 @@ what = sys.argv[1]
 t0 = time.process_time()
 import numpy as np, pyarrow as pa
 from spark_kwire.protocol.records import (decode_record_set, encode_record_batches, kernels, partition_for_keys,
-                                          warm_up, warming)
+                                          warm_up)
+from spark_kwire.protocol.records.compilation import warming
 sample = open(sys.argv[2], "rb").read()
 values = pa.array([b"v" * 100] * 5000)
 keys = pa.array([b"key-%d" % i for i in range(5000)])

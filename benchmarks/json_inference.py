@@ -56,7 +56,7 @@ def main() -> None:
 
     from pyspark.sql import DataFrame, SparkSession
 
-    from spark_kwire.formats.json.inference import infer_schema
+    from spark_kwire.formats.json.inference.infer import infer_schema
     from spark_kwire.spark.typed.spark_types import spark_type
 
     rng = random.Random(7)

@@ -77,7 +77,7 @@ def create_topic(bootstrap):
 
 @pytest.fixture(scope="session")
 def read_stats_dir(tmp_path_factory):
-    """Folder where kwire readers write per-task fetch statistics (see spark_kwire.spark.reader._Stats).
+    """Folder where kwire readers write per-task fetch statistics (see spark_kwire.spark.reading.reader._Stats).
     Set before Spark starts so that its Python workers inherit it."""
     folder = tmp_path_factory.mktemp("kwire-read-stats")
     os.environ["KWIRE_STATS_DIR"] = str(folder)

@@ -1,5 +1,5 @@
 """docs/kafka-client-settings.md and the code's lists of Kafka client settings say the same: every setting of the
-client's lists (spark_kwire/client/settings/names.py) and of Spark's refusals (spark_kwire/spark/options.py) has a
+client's lists (spark_kwire/client/settings/names.py) and of Spark's refusals (spark_kwire/spark/options/parsing.py) has a
 row with its status and its reason, and every row names a setting of those lists."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from spark_kwire.client.settings.names import HONOURED, NO_EFFECT, REFUSED
-from spark_kwire.spark.options import _UNSUPPORTED_KAFKA_READ, _UNSUPPORTED_KAFKA_WRITE
+from spark_kwire.spark.options.parsing import _UNSUPPORTED_KAFKA_READ, _UNSUPPORTED_KAFKA_WRITE
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "kafka-client-settings.md"
 _ROW = re.compile(r"^\| `([^`]+)` \| ([^|]+) \| (.*) \|$")

@@ -135,9 +135,9 @@ _NULL_READER = {"latestOffset": ("null", _timed), "partitions": ("null", _timed)
 _NULL_WRITER = {"write": ("null", _timed_writer), "commit": ("null", _timed)}
 HOOKS = {
     "spark_kwire.client.core.connection": _hook_connection,
-    "spark_kwire.spark.stream": lambda m: _hook_methods(m, _READER),
-    "spark_kwire.spark.stream_self_limited": lambda m: _hook_methods(m, _READER),
-    "spark_kwire.spark.writer": lambda m: _hook_methods_of(m, "KwireStreamWriter", _WRITER),
+    "spark_kwire.spark.reading.stream": lambda m: _hook_methods(m, _READER),
+    "spark_kwire.spark.reading.stream_self_limited": lambda m: _hook_methods(m, _READER),
+    "spark_kwire.spark.writing.writer": lambda m: _hook_methods_of(m, "KwireStreamWriter", _WRITER),
     "null_source": lambda m: _hook_methods_of(m, "NullStreamReader", _NULL_READER),
     "null_sink": lambda m: _hook_methods_of(m, "NullArrowStreamWriter", _NULL_WRITER),
 }

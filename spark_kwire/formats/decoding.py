@@ -8,7 +8,7 @@ from typing import Callable
 import numpy as np
 
 from . import kernels as _kernels
-from .columns import OutputColumns
+from .columns.output import OutputColumns
 from .errors import DecodeError
 from .vm.codes import message
 from .vm.rows import ROWS_FULL, ROWS_STOPPED

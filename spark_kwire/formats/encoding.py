@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow as pa
 
 from . import kernels as _kernels
-from .columns import Layout
+from .columns.output import Layout
 from .errors import EncodeError
-from .input_columns import InputColumns, canonical_type
+from .columns.input import InputColumns, canonical_type
 from .results import FAILFAST, EncodeResult, binary_column, check_mode
 from .vm.codes import E_OK, message
 from .vm.rows import ROWS_FULL, ROWS_STOPPED

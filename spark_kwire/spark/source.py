@@ -8,15 +8,15 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
 from spark_kwire.spark.capabilities import READ_LIMIT_API
-from spark_kwire.spark.catalog_tables import (
-    check_options_given, is_table_creation, refuse_table_creation, without_table_keys,
+from spark_kwire.spark.sql.catalog_tables import (
+    check_options_given, is_table_creation, refuse_table_creation, without_table_keys
 )
-from spark_kwire.spark.definition import for_read, for_write, judge_definition
+from spark_kwire.spark.sql.definition import for_read, for_write, judge_definition
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.options import ReadOptions, WriteOptions
+from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
 from spark_kwire.spark.schema import read_schema, typed_read_schema, write_view_schema
-from spark_kwire.spark.worker_gc import freeze_loaded_objects
-from spark_kwire.spark.zip_imports import keep_zip_imports_cheap
+from spark_kwire.spark.workers.garbage_collection import freeze_loaded_objects
+from spark_kwire.spark.workers.zip_imports import keep_zip_imports_cheap
 
 keep_zip_imports_cheap()  # Spark's Python workers running this stop re-reading pyspark.zip at each call
 
@@ -34,10 +34,10 @@ def _called_from(worker_file: str) -> bool:
 def stream_reader_class():
     """The stream reader for this PySpark: Spark 4.2+ passes limits to latestOffset; older releases do not."""
     if READ_LIMIT_API:
-        from spark_kwire.spark.stream import KwireStreamReader
+        from spark_kwire.spark.reading.stream import KwireStreamReader
 
         return KwireStreamReader
-    from spark_kwire.spark.stream_self_limited import SelfLimitingStreamReader
+    from spark_kwire.spark.reading.stream_self_limited import SelfLimitingStreamReader
 
     return SelfLimitingStreamReader
 
@@ -80,7 +80,7 @@ class KwireDataSource(DataSource):
         if self._creating_table:
             raise refuse_table_creation()
         if self._metadata_table() is not None:
-            from spark_kwire.spark.metadata import metadata_schema
+            from spark_kwire.spark.metadata.tables import metadata_schema
 
             return metadata_schema(self._metadata_table())
         # Spark asks for the schema when the DataFrame or temporary view is defined, as Spark's kafka source checks
@@ -120,7 +120,7 @@ class KwireDataSource(DataSource):
         self.schema()  # decides the schemas when Spark did not ask for them (a schema given to .schema())
         typed = self._typed_read
         if streaming and typed.evolution is not None:  # a stream's first start records its inferred schema
-            from spark_kwire.spark.typed.json_inferred import record_first_version
+            from spark_kwire.spark.typed.plain_json.inferred import record_first_version
 
             typed = record_first_version(typed)
         return replace(options, typed=typed)
@@ -134,12 +134,14 @@ class KwireDataSource(DataSource):
             )
 
     def reader(self, schema: StructType):
-        from spark_kwire.spark.batch import KwireBatchReader, KwirePushdownBatchReader, pushdown_enabled_by_caller
+        from spark_kwire.spark.reading.batch import (
+            KwireBatchReader, KwirePushdownBatchReader, pushdown_enabled_by_caller
+        )
 
         check_options_given(self.options)
         self._check_schema(schema)
         if self._metadata_table() is not None:
-            from spark_kwire.spark.metadata import MetadataReader
+            from spark_kwire.spark.metadata.tables import MetadataReader
 
             return MetadataReader(self._metadata_table(), self.options)
         reader_class = KwirePushdownBatchReader if pushdown_enabled_by_caller() else KwireBatchReader
@@ -159,7 +161,7 @@ class KwireDataSource(DataSource):
 
     def _write_options(self, schema: StructType, overwrite: bool, *, streaming: bool,
                        commit_only: bool = False) -> WriteOptions:
-        from spark_kwire.spark.write_schema import validate_write_schema
+        from spark_kwire.spark.writing.schema import validate_write_schema
 
         check_options_given(self.options)
         if overwrite:
@@ -181,13 +183,13 @@ class KwireDataSource(DataSource):
         return write_options_for_tasks(options)
 
     def writer(self, schema: StructType, overwrite: bool):
-        from spark_kwire.spark.writer import KwireBatchWriter
+        from spark_kwire.spark.writing.writer import KwireBatchWriter
 
         freeze_loaded_objects()  # Spark plans each write job in a reused Python worker that collects afterwards
         return KwireBatchWriter(self._write_options(schema, overwrite, streaming=False))
 
     def streamWriter(self, schema: StructType, overwrite: bool):
-        from spark_kwire.spark.writer import KwireStreamWriter
+        from spark_kwire.spark.writing.writer import KwireStreamWriter
 
         freeze_loaded_objects()  # made again for every micro-batch, in a reused Python worker
         # Spark plans each micro-batch's writer (write_into_data_source) and makes another one for its commit or

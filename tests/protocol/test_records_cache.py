@@ -133,7 +133,8 @@ def test_numba_cache_dir_is_honoured_without_a_warning(read_only_install, tmp_pa
 HELPER_CHILD = textwrap.dedent("""
     import json, sys
     import pyarrow as pa
-    from spark_kwire.protocol.records import compiled_notes, decode_record_set, kernels, warming
+    from spark_kwire.protocol.records import compiled_notes, decode_record_set, kernels
+    from spark_kwire.protocol.records.compilation import warming
 
     with kernels.using("python"):
         from spark_kwire.protocol.records import encode_record_batches

@@ -15,7 +15,8 @@ import textwrap
 import pyarrow as pa
 import pytest
 
-from spark_kwire.protocol.records import decode_record_set, encode_record_batches, kernels, warming
+from spark_kwire.protocol.records import decode_record_set, encode_record_batches, kernels
+from spark_kwire.protocol.records.compilation import warming
 
 pytestmark = pytest.mark.skipif(kernels.IMPLEMENTATION != "numba", reason="nothing compiles without numba")
 
@@ -23,7 +24,8 @@ PRELUDE = textwrap.dedent("""
     import json, os, struct, sys, time
     import pyarrow as pa
     from spark_kwire.protocol.records import (compiled_notes, decode_record_set, encode_record_batches, kernels,
-                                              partition_for_keys, warming)
+                                              partition_for_keys)
+    from spark_kwire.protocol.records.compilation import warming
 
     def fetch(n, value_bytes=100):
         values = pa.array([bytes([i % 251]) * value_bytes for i in range(n)])

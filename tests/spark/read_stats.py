@@ -1,4 +1,4 @@
-"""The per-task statistics kwire's read tasks write under $KWIRE_STATS_DIR (see spark_kwire.spark.reader._Stats)."""
+"""The per-task statistics kwire's read tasks write under $KWIRE_STATS_DIR (see spark_kwire.spark.reading.reader._Stats)."""
 
 from __future__ import annotations
 

@@ -164,8 +164,8 @@ def test_what_tasks_receive_holds_the_token_masked_and_nothing_of_kerberos(kerbe
     from spark_kwire.client.admin.token_keeper import held_delegation_token
     from spark_kwire.client.settings.logins import DelegationTokenLogin, GssapiLogin
     from spark_kwire.spark.delegation import TokenAuthenticated, partitions_for_tasks, write_options_for_tasks
-    from spark_kwire.spark.options import ReadOptions, WriteOptions
-    from spark_kwire.spark.planner import OffsetRange
+    from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
+    from spark_kwire.spark.reading.planner import OffsetRange
     from spark_kwire.spark.shared_client import shared_client
 
     keytab = kerberos.user(DRIVER)

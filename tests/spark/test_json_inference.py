@@ -16,8 +16,8 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from spark_kwire.formats.json.inference import JsonInferenceError, infer_schema
-from spark_kwire.formats.json.inference_render import spark_ddl, spark_json
+from spark_kwire.formats.json.inference.infer import JsonInferenceError, infer_schema
+from spark_kwire.formats.json.inference.render import spark_ddl, spark_json
 from spark_kwire.spark.typed.spark_types import spark_type
 
 pytestmark = pytest.mark.timeout(300)

@@ -12,11 +12,11 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from spark_kwire.formats.json.inference import infer_schema
+from spark_kwire.formats.json.inference.infer import infer_schema
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.options import ReadOptions
-from spark_kwire.spark.typed.evolution import parse_sampling
-from spark_kwire.spark.typed.json_sampling import sample_values
+from spark_kwire.spark.options.parsing import ReadOptions
+from spark_kwire.spark.typed.plain_json.evolution import parse_sampling
+from spark_kwire.spark.typed.plain_json.sampling import sample_values
 from spark_kwire.spark.typed.spark_types import spark_type
 
 pytestmark = pytest.mark.timeout(180)

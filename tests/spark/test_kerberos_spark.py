@@ -230,7 +230,7 @@ def test_options_that_make_no_sense_are_refused_at_load(spark, options, message)
 def test_the_example_settings_file_reads_as_spark_options():
     """conf/client-kerberos.properties with the kafka. prefix, plus the delegation-token options it names."""
     from harness import REPO_ROOT
-    from spark_kwire.spark.options import ReadOptions, WriteOptions
+    from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
 
     lines = (REPO_ROOT / "conf" / "client-kerberos.properties").read_text().splitlines()
     options = {f"kafka.{k}": v for k, v in (line.split("=", 1) for line in lines if line and not line.startswith("#"))}

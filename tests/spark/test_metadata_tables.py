@@ -15,7 +15,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 
 from spark_kwire import admin
 from spark_kwire.client.admin.cluster_tables import COLUMNS
-from spark_kwire.spark.metadata import SCHEMAS
+from spark_kwire.spark.metadata.tables import SCHEMAS
 from harness import KafkaCluster, Listener, run_java_tool
 
 GROUP_TOOL = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
@@ -175,8 +175,8 @@ def test_metadata_tables_are_batch_only_and_a_stream_of_one_fails_at_start(spark
 
 
 def test_option_validation():
-    from spark_kwire.spark.metadata import MetadataReader
-    from spark_kwire.spark.options import KwireOptionError
+    from spark_kwire.spark.metadata.tables import MetadataReader
+    from spark_kwire.spark.options.parsing import KwireOptionError
 
     def fails(match, table, **options):
         with pytest.raises(KwireOptionError, match=match):

@@ -107,7 +107,7 @@ def test_batch_read_matches_sparks_kafka_source_with_the_same_options(spark, oau
 
 
 def test_write_then_read_back_and_options_hold_no_clear_secret(spark, oauth_cluster, idp):
-    from spark_kwire.spark.options import ReadOptions, WriteOptions
+    from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
 
     cluster, _ = oauth_cluster
     with _client(cluster, idp) as client:

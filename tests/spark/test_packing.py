@@ -17,9 +17,9 @@ from hypothesis import given, settings, strategies as st
 from spark_kwire.client.consumer.packed_fetch import PackedFetch
 from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.options import DEFAULT_PACK_TARGET_RECORDS, ReadOptions
-from spark_kwire.spark.packing import PackedRanges, pack_ranges
-from spark_kwire.spark.planner import OffsetRange
+from spark_kwire.spark.options.parsing import DEFAULT_PACK_TARGET_RECORDS, ReadOptions
+from spark_kwire.spark.reading.packing import PackedRanges, pack_ranges
+from spark_kwire.spark.reading.planner import OffsetRange
 from tests.spark.read_stats import read_stats_for
 
 
@@ -154,7 +154,7 @@ def test_spark_options_turn_packing_off_exactly(spark, bootstrap, wide_topic):
 
 
 def test_multi_partition_fetch_sends_one_request_per_window(bootstrap, wide_topic):
-    from spark_kwire.spark.reader import read_partition
+    from spark_kwire.spark.reading.reader import read_partition
     from spark_kwire.spark.shared_client import shared_client
 
     topic, count = wide_topic
@@ -193,7 +193,7 @@ def test_micro_batches_are_packed_too(bootstrap, wide_topic):
 def test_small_batches_are_coalesced_in_order_and_large_ones_pass_through():
     import pyarrow as pa
 
-    from spark_kwire.spark.reader import COALESCE_ROWS, coalesce_small_batches
+    from spark_kwire.spark.reading.reader import COALESCE_ROWS, coalesce_small_batches
 
     def batch(partition, start, n):
         return pa.RecordBatch.from_arrays([pa.array([partition] * n, pa.int32()),
@@ -211,7 +211,7 @@ def test_small_batches_are_coalesced_in_order_and_large_ones_pass_through():
 
 def test_one_range_read_in_many_small_fetches_is_handed_over_in_large_batches(bootstrap, create_topic, produce,
                                                                                topic_name):
-    from spark_kwire.spark.reader import COALESCE_ROWS, read_partition
+    from spark_kwire.spark.reading.reader import COALESCE_ROWS, read_partition
 
     count = 2 * COALESCE_ROWS + 500
     topic_name = create_topic(topic_name + "-one-range")

@@ -9,8 +9,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from spark_kwire.spark.planner import DataLossError, OffsetRange, calculate_ranges, check_data_loss, split_ranges
-from spark_kwire.spark.stream import from_json_offsets, rate_limit, to_json_offsets
+from spark_kwire.spark.reading.planner import (
+    DataLossError, OffsetRange, calculate_ranges, check_data_loss, split_ranges
+)
+from spark_kwire.spark.reading.stream import from_json_offsets, rate_limit, to_json_offsets
 from tests.spark.spark_oracle import spark_offset_ranges, spark_rate_limit
 
 _ORACLE = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -12,9 +12,9 @@ import pytest
 
 from spark_kwire.client.core.connection import BrokerConnection, api_name
 from spark_kwire.client.core.kafka_client import KafkaClient
-from spark_kwire.spark.options import ReadOptions
-from spark_kwire.spark.packing import pack_ranges
-from spark_kwire.spark.planner import plan_batch
+from spark_kwire.spark.options.parsing import ReadOptions
+from spark_kwire.spark.reading.packing import pack_ranges
+from spark_kwire.spark.reading.planner import plan_batch
 
 
 @pytest.fixture

@@ -26,7 +26,8 @@ def test_planning_a_read_does_not_import_the_record_kernels():
     code = textwrap.dedent("""
         import sys
         import spark_kwire
-        from spark_kwire.spark import batch, planner, source, stream, stream_self_limited
+        from spark_kwire.spark import source
+        from spark_kwire.spark.reading import batch, planner, stream, stream_self_limited
         from spark_kwire.client import KafkaClient, KwireError
         print(sorted(m for m in sys.modules if m == "numba" or m.startswith("spark_kwire.protocol.records")))
     """)

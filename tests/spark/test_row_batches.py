@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark.sql import Row
 
-from spark_kwire.spark.row_batches import rows_to_batches
+from spark_kwire.spark.writing.row_batches import rows_to_batches
 
 
 def test_rows_become_batches_with_the_sinks_column_types_and_nulls_kept():

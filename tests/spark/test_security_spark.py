@@ -129,7 +129,7 @@ def test_wrong_password_error_names_mechanism_not_password(spark, client, kafka_
 
 
 def test_parsed_spark_options_do_not_show_secrets(kafka_options):
-    from spark_kwire.spark.options import ReadOptions, WriteOptions
+    from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
 
     read = ReadOptions.parse({**kafka_options, "subscribe": "t"})
     write = WriteOptions.parse({**kafka_options, "topic": "t"})
@@ -149,8 +149,8 @@ def test_a_write_enters_the_settings_once_on_its_way_to_the_broker(client, kafka
     from spark_kwire.client.auth.sasl.exchange import SaslAuthenticator
     from spark_kwire.client.settings import __file__ as settings_init
     from spark_kwire.spark import shared_client
-    from spark_kwire.spark.options import WriteOptions
-    from spark_kwire.spark.task_writer import write_batches
+    from spark_kwire.spark.options.parsing import WriteOptions
+    from spark_kwire.spark.writing.task_writer import write_batches
 
     topic = _new_topic(client, partitions=1)
     options = pickle.loads(pickle.dumps(WriteOptions.parse({**kafka_options, "topic": topic})))  # as a task gets it

@@ -175,7 +175,7 @@ def test_stream_write_delivers_every_row_once(spark, bootstrap, written_topic, c
               .option("subscribe", target).load().selectExpr("CAST(value AS STRING) AS v").collect()]
     assert sorted(values) == sorted(f"value-{i}" for i in range(ROWS))
     # Spark 4.0 has no Arrow stream writer class; its write worker still hands kwire Arrow batches.
-    from spark_kwire.spark.writer import KwireStreamWriter
+    from spark_kwire.spark.writing.writer import KwireStreamWriter
     from pyspark.sql.datasource import DataSourceArrowWriter
 
     assert ARROW_STREAM_WRITER or issubclass(KwireStreamWriter, DataSourceArrowWriter)

@@ -21,8 +21,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, ReadMinRows
 
 from spark_kwire import admin
-from spark_kwire.spark.options import ReadOptions
-from spark_kwire.spark.stream import KwireStreamReader, from_json_offsets, to_json_offsets
+from spark_kwire.spark.options.parsing import ReadOptions
+from spark_kwire.spark.reading.stream import KwireStreamReader, from_json_offsets, to_json_offsets
 from harness import run_java_tool
 from tests.spark.spark_oracle import spark_offset_ranges, spark_rate_limit
 

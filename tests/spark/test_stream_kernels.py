@@ -1,5 +1,5 @@
-"""A stream loads numba's record kernels at its first micro-batch (spark/stream_kernels.py); a one-off query keeps
-running its first calls on the pure-Python kernels (protocol/records/warming.py).
+"""A stream loads numba's record kernels at its first micro-batch (spark/reading/stream_kernels.py); a one-off query keeps
+running its first calls on the pure-Python kernels (protocol/records/compilation/warming.py).
 
 Each check runs in a fresh interpreter, whose kernels nothing has loaded yet, with kwire's reader and writer objects
 called as Spark's tasks call them (about 3 s each)."""
@@ -14,9 +14,10 @@ import textwrap
 PRELUDE = """
     import json, sys
     import pyarrow as pa
-    from spark_kwire.protocol.records import kernels, warming
-    from spark_kwire.spark.options import ReadOptions, WriteOptions
-    from spark_kwire.spark.planner import OffsetRange
+    from spark_kwire.protocol.records import kernels
+    from spark_kwire.protocol.records.compilation import warming
+    from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
+    from spark_kwire.spark.reading.planner import OffsetRange
     bootstrap, topic = sys.argv[1], sys.argv[2]
 
     def loaded(path):  # loaded now, or handed to a helper that compiles it (numba's cache lacks it)
@@ -36,7 +37,7 @@ def test_stream_reads_load_the_decoding_kernels_at_once_batch_reads_do_not(boots
     create_topic(topic_name, 1)
     produce(topic_name, [(b"k", b"v")] * 5)
     got = _run("""
-        from spark_kwire.spark.batch import KwireBatchReader
+        from spark_kwire.spark.reading.batch import KwireBatchReader
         from spark_kwire.spark.source import stream_reader_class
         options = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic}
         rng = OffsetRange(topic, 0, 0, 5)
@@ -53,7 +54,7 @@ def test_stream_reads_load_the_decoding_kernels_at_once_batch_reads_do_not(boots
 def test_stream_writes_load_the_partitioning_and_encoding_kernels_at_once(bootstrap, create_topic, topic_name):
     create_topic(topic_name, 2)
     got = _run("""
-        from spark_kwire.spark.writer import KwireBatchWriter, KwireStreamWriter
+        from spark_kwire.spark.writing.writer import KwireBatchWriter, KwireStreamWriter
         rows = pa.RecordBatch.from_pydict({"key": [b"a", b"b"], "value": [b"1", b"2"]})
         options = {"kafka.bootstrap.servers": bootstrap, "topic": topic}
         batch = KwireBatchWriter(WriteOptions.parse(options)).write(iter([rows]))

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from spark_kwire.client.registry import RegistryClient, Schema
-from spark_kwire.spark.options import ReadOptions
+from spark_kwire.spark.options.parsing import ReadOptions
 from spark_kwire.spark.schema import arrow_read_schema, typed_read_schema
 from spark_kwire.spark.typed import decoding
 from spark_kwire.spark.typed.schemas import resolve_read

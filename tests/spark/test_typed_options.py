@@ -10,7 +10,7 @@ import pickle
 import pytest
 
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.options import ReadOptions, WriteOptions
+from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
 from spark_kwire.spark.typed.payload_formats import payload_format
 
 BASE = {"kafka.bootstrap.servers": "localhost:9092", "subscribe": "orders"}

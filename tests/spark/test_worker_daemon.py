@@ -1,4 +1,4 @@
-"""kwire's opt-in worker daemon (``spark.python.daemon.module=spark_kwire.spark.daemon``): Spark starts it, it
+"""kwire's opt-in worker daemon (``spark.python.daemon.module=spark_kwire.spark.workers.daemon``): Spark starts it, it
 loads kwire and the cached kernels before forking, and the workers Spark forks from it read and write with
 what it loaded, without loading anything themselves.
 
@@ -43,7 +43,7 @@ CHILD = textwrap.dedent("""
         main = sys.modules["__main__"]
         with open(f"/proc/{os.getppid()}/status") as f:
             daemon_threads = int(next(line.split()[1] for line in f if line.startswith("Threads:")))
-        from spark_kwire.protocol.records import warming
+        from spark_kwire.protocol.records.compilation import warming
         decode = warming.timings().get("decode", {})
         return json.dumps({"main": getattr(getattr(main, "__spec__", None), "name", None),
                            "preloaded": getattr(main, "loaded", None), "daemon_threads": daemon_threads,
@@ -73,12 +73,12 @@ def run_session(bootstrap: str, topic: str, daemon: str, stats_dir, create_topic
 def test_workers_forked_from_kwires_daemon_start_with_kwire_and_its_kernels_loaded(bootstrap, create_topic, produce,
                                                                                     topic_name, tmp_path):
     warm_up()  # numba's cache holds every path (as after `make setup`), so the daemon has them to load
-    result = run_session(bootstrap, topic_name, "spark_kwire.spark.daemon", tmp_path, create_topic, produce)
+    result = run_session(bootstrap, topic_name, "spark_kwire.spark.workers.daemon", tmp_path, create_topic, produce)
     assert result["rows"] == [2000, 2000 * 50]
     worker = result["worker"]
-    assert worker["main"] == "spark_kwire.spark.daemon", worker  # Spark used kwire's daemon
+    assert worker["main"] == "spark_kwire.spark.workers.daemon", worker  # Spark used kwire's daemon
     assert worker["preloaded"]["worker_module"] == "pyspark.worker", worker  # the tasks' daemon
-    assert "spark_kwire.spark.reader" in worker["preloaded"]["modules"], worker
+    assert "spark_kwire.spark.reading.reader" in worker["preloaded"]["modules"], worker
     assert worker["preloaded"]["kernels"]["decode"] == "loaded", worker
     assert worker["numba"] and worker["decode_ready"] and worker["decode_loaded_by_parent"], worker
     # no Python thread at fork; native ones only pyarrow's allocator's and OpenBLAS's, which reset after a fork
@@ -112,7 +112,7 @@ def test_without_the_setting_new_workers_import_neither_numba_nor_pandas_for_sma
 def test_only_the_tasks_daemon_loads_numba():
     code = textwrap.dedent("""
         import json, sys
-        from spark_kwire.spark import daemon
+        from spark_kwire.spark.workers import daemon
         done = daemon.preload(sys.argv[1])
         print(json.dumps({"numba": "numba" in sys.modules, "kernels": done["kernels"], "modules": done["modules"]}))
     """)
@@ -123,15 +123,15 @@ def test_only_the_tasks_daemon_loads_numba():
         results[module] = json.loads(out.stdout.strip().splitlines()[-1])
     planning, tasks = results["pyspark.sql.worker.plan_data_source_read"], results["pyspark.worker"]
     assert not planning["numba"] and planning["kernels"] == {}
-    assert "spark_kwire.spark.batch" in planning["modules"] and "spark_kwire.spark.reader" not in planning["modules"]
+    assert "spark_kwire.spark.reading.batch" in planning["modules"] and "spark_kwire.spark.reading.reader" not in planning["modules"]
     assert tasks["numba"] and tasks["kernels"].get("decode") in ("loaded", "ready")
 
 
 def test_in_a_new_environment_the_daemon_loads_what_its_helper_compiled_before_the_next_fork(tmp_path):
     code = textwrap.dedent("""
         import json, os, sys
-        from spark_kwire.spark import daemon
-        from spark_kwire.protocol.records import background_compile, warming
+        from spark_kwire.spark.workers import daemon
+        from spark_kwire.protocol.records.compilation import background as background_compile, warming
         first = dict(daemon.preload("pyspark.worker")["kernels"])
         assert all(background_compile.wait(p, 600) for p in ("decode", "partition", "encode"))
         assert not warming.is_ready("decode")  # cached by the helper, not loaded here yet

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import textwrap
 
-from spark_kwire.spark.worker_gc import freeze_loaded_objects
+from spark_kwire.spark.workers.garbage_collection import freeze_loaded_objects
 from tests.spark.read_stats import read_stats_for
 
 
@@ -50,7 +50,7 @@ def test_a_daemon_worker_freezes_once_then_again_only_after_new_imports():
     out = _run("""
         import gc, sys, types
         sys.modules["__main__"].__spec__ = types.SimpleNamespace(name="pyspark.daemon")
-        from spark_kwire.spark.worker_gc import freeze_loaded_objects
+        from spark_kwire.spark.workers.garbage_collection import freeze_loaded_objects
         first = freeze_loaded_objects()
         frozen = gc.get_freeze_count()
         again = freeze_loaded_objects()

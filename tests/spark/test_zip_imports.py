@@ -1,4 +1,4 @@
-"""In Spark's Python workers, zipimporters re-read pyspark.zip only when it changed (spark/zip_imports.py).
+"""In Spark's Python workers, zipimporters re-read pyspark.zip only when it changed (spark/workers/zip_imports.py).
 
 Each check runs a fresh interpreter that imports PySpark from pyspark.zip first on its path, as Spark's workers do,
 and counts the archive directory reads importlib.invalidate_caches() causes (PySpark 4.0 and 4.1 call it at the
@@ -35,7 +35,7 @@ SCRIPT = """
 
     before = reads_of_one_invalidation()
     from spark_kwire.spark import source  # noqa: F401 -- what Spark's planning of a kwire write imports
-    installed = zipimport.zipimporter.invalidate_caches.__module__ == "spark_kwire.spark.zip_imports"
+    installed = zipimport.zipimporter.invalidate_caches.__module__ == "spark_kwire.spark.workers.zip_imports"
     after = [reads_of_one_invalidation(), reads_of_one_invalidation()]
     archive = pyspark.__file__.split(".zip")[0] + ".zip"
     stat = os.stat(archive)

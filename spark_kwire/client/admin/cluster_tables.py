@@ -1,6 +1,6 @@
 """The cluster as tables: rows of topics, partitions, groups and group offsets, built with the client alone.
 
-The Spark layer serves them as DataFrames (``option("metadata", <table>)``, see :mod:`spark_kwire.spark.metadata`)
+The Spark layer serves them as DataFrames (``option("metadata", <table>)``, see :mod:`spark_kwire.spark.metadata.tables`)
 and :mod:`spark_kwire.admin` as lists of dicts; both get the same rows from here, so ``spark_kwire.admin`` needs
 no pyspark. Each table's columns are in :data:`COLUMNS`.
 

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import kernels as _kernels
-from ..columns import Layout, OutputColumns
+from ..columns.output import Layout, OutputColumns
 from ..decoding import raise_if_stopped, run_decode
 from ..framing import Frames, parse_confluent, program_index
 from ..results import FAILFAST, MODES, PERMISSIVE, DecodeResult, check_mode
@@ -27,7 +27,7 @@ from .model import Schema
 from .parser import parse_schema
 from .program import DecodeProgram
 from .spark_types import arrow_type
-from .vm_decode import FRAME_WORDS
+from .kernels.decode import FRAME_WORDS
 
 __all__ = ["FAILFAST", "PERMISSIVE", "MODES", "AvroDecoder", "DecodeResult"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ..columns import Layout
+from ..columns.output import Layout
 from ..errors import TypeMismatchError
 from ...protocol.records.pure.ints import encode_varint
 from .defaults import encode_default

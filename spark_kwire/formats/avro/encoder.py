@@ -20,7 +20,7 @@ from ..results import FAILFAST, PERMISSIVE, EncodeResult
 from .encode_program import EncodeProgram
 from .model import Schema
 from .parser import parse_schema
-from .vm_encode import FRAME_WORDS
+from .kernels.encode import FRAME_WORDS
 
 __all__ = ["FAILFAST", "PERMISSIVE", "AvroEncoder", "EncodeResult"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..columns import Layout
+from ..columns.output import Layout
 from ..vm.slots import K_NULL
 from .defaults import encode_default
 from .model import Array, Enum, Fixed, Map, Primitive, Record, Schema, Union

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import OutputColumns
+from ..columns.output import OutputColumns
 from ..decoding import raise_if_stopped, run_decode
 from ..errors import SchemaError
 from ..results import FAILFAST, DecodeResult, check_mode
@@ -30,10 +30,12 @@ from .options import JsonOptions
 from .patterns import compile_pattern
 from .program import PlainJsonProgram
 from .schema_text import parse_schema_text
-from .vm_decode import CTX_WORDS, FRAME_WORDS
-from .vm_pattern import FIELDS_SIZE
-from .vm_values import (D_END, D_ESCAPED, D_INDEX, D_KIND, D_NODE, D_START, DEFERRED_WORDS, DF_DOUBLE, DF_FLOAT,
-                        DF_TIMESTAMP, O_DATE_PATTERN, O_RESCUE, O_TS_PATTERN, OPT_WORDS)
+from .kernels.decode import CTX_WORDS, FRAME_WORDS
+from .kernels.pattern import FIELDS_SIZE
+from .kernels.values import (
+    D_END, D_ESCAPED, D_INDEX, D_KIND, D_NODE, D_START, DEFERRED_WORDS, DF_DOUBLE, DF_FLOAT, DF_TIMESTAMP,
+    O_DATE_PATTERN, O_RESCUE, O_TS_PATTERN, OPT_WORDS
+)
 from .zones import timestamp_in_python, zone_table
 
 __all__ = ["JsonDecoder"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..columns import Layout
+from ..columns.output import Layout
 from ..errors import TypeMismatchError
 from ..json_schema.encode_program import (W_ARRAY, W_BASE64, W_BIG_DECIMAL, W_BOOL, W_DATE_TEXT, W_INT32, W_INT64,
                                           W_JACKSON_STRING, W_JAVA_DOUBLE, W_JAVA_FLOAT, W_LOCAL_TIMESTAMP_TEXT, W_MAP,

@@ -16,8 +16,10 @@ from ..json_schema.encode_program import number_texts
 from .encode_program import JsonEncodeProgram
 from .options import JsonOptions
 from .patterns import compile_pattern
-from .vm_encode import HEX_UPPER, JSON_ENCODE_FRAME_WORDS, WO_DATE_PATTERN, WO_NTZ_PATTERN, WO_TS_PATTERN, WOPT_WORDS
-from .vm_pattern import FIELDS_SIZE
+from .kernels.encode import (
+    HEX_UPPER, JSON_ENCODE_FRAME_WORDS, WO_DATE_PATTERN, WO_NTZ_PATTERN, WO_TS_PATTERN, WOPT_WORDS
+)
+from .kernels.pattern import FIELDS_SIZE
 from .zones import zone_table
 
 __all__ = ["JsonEncoder"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..errors import SchemaError
-from .vm_lexer import LX_BARE_NAMES, LX_COMMENTS, LX_LEADING_ZEROS, LX_NON_NUMERIC, LX_SINGLE_QUOTES
+from .kernels.lexer import LX_BARE_NAMES, LX_COMMENTS, LX_LEADING_ZEROS, LX_NON_NUMERIC, LX_SINGLE_QUOTES
 
 __all__ = ["JsonOptions", "READ_OPTIONS", "INFERENCE_OPTIONS", "WRITE_OPTIONS", "DEFAULT_CORRUPT_COLUMN"]
 

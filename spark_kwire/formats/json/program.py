@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..columns import Layout
+from ..columns.output import Layout
 from ..json_schema.program import (P_NAME, P_NAME_LEN, P_VALUE, V_COUNT, V_END, V_HASH_BASE,
                                    V_HASH_MASK, V_KEY, V_KIND, V_NODE, V_NULLABLE, V_SUB, add_name_table,
                                    decode_tables)

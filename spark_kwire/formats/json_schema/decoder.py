@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import kernels as _kernels
-from ..columns import Layout, OutputColumns
+from ..columns.output import Layout, OutputColumns
 from ..decoding import raise_if_stopped, run_decode
 from ..framing import Frames, parse_confluent, program_index
 from ..results import FAILFAST, DecodeResult, check_mode
@@ -29,7 +29,7 @@ from ..vm.slots import S_BASE
 from .model import JType, parse_json_schema
 from .program import JsonProgram
 from .spark_types import arrow_field
-from .vm_decode import JSON_FRAME_WORDS
+from .kernels.decode import JSON_FRAME_WORDS
 
 _MAX_DEPTH = 1000  # nesting of JSON skipped (unknown properties, JSON-text values)
 

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import Layout
+from ..columns.output import Layout
 from ..errors import TypeMismatchError
 from ..vm.slots import K_DEC128, K_F32, K_F64, S_BASE, S_LEN
 from .model import ARRAY, BINARY, BOOLEAN, DATE, INTEGER, JSON, MAP, NULL, NUMBER, OBJECT, STRING, TIMESTAMP, JType

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..columns import Layout
+from ..columns.output import Layout
 from .model import ARRAY, BINARY, BOOLEAN, DATE, INTEGER, JSON, MAP, NULL, NUMBER, OBJECT, STRING, TIMESTAMP, JType
 from .spark_types import property_nullable
 

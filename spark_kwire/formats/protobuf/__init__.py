@@ -17,7 +17,7 @@ import importlib
 
 _EXPORTS = {
     "ProtobufDecoder": "decoder", "ProtobufEncoder": "encoder", "protobuf_schema_for": "derive",
-    "ProtoSchema": "model", "parse_proto": "proto_parser", "load_schema": "schemas", "message_indexes": "schemas",
+    "ProtoSchema": "model", "parse_proto": "proto.parser", "load_schema": "schemas", "message_indexes": "schemas",
     "select_message": "schemas", "ProtobufOptions": "spark_types", "arrow_type": "spark_types",
 }
 __all__ = sorted(_EXPORTS)

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import kernels as _kernels
-from ..columns import Layout, OutputColumns
+from ..columns.output import Layout, OutputColumns
 from ..decoding import raise_if_stopped, run_decode
 from ..framing import Frames, parse_confluent, program_index
 from ..results import FAILFAST, DecodeResult, check_mode
@@ -31,7 +31,7 @@ from .program import ProtobufProgram, writer_tree
 from .resolution import check_compatible
 from .schemas import load_schema, select_message
 from .spark_types import ProtobufOptions, message_plan
-from .vm_decode import FRAME_WORDS
+from .kernels.decode import FRAME_WORDS
 
 _GROUP_DEPTH = 64  # nesting of unknown groups skipped
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ..columns import Layout
+from ..columns.output import Layout
 from ..errors import TypeMismatchError
 from .model import F, FieldInfo, MessageType
 from .opcodes import (EF_AUX, EF_DEFAULT, EF_FLAGS, EF_ITEM, EF_NODE, EF_OP, EF_PACKED_TAG, EF_SUB, EF_TAG,

@@ -19,7 +19,7 @@ from ..framing import confluent_header
 from .encode_program import EncodeProgram
 from .model import MessageType, ProtoSchema
 from .schemas import load_schema, message_indexes, select_message
-from .vm_encode import ENCODE_FRAME_WORDS
+from .kernels.encode import ENCODE_FRAME_WORDS
 
 __all__ = ["ProtobufEncoder"]
 

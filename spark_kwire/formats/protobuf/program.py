@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..columns import Layout
+from ..columns.output import Layout
 from .model import F, FieldInfo, MessageType, ProtoSchema
 from .opcodes import (FIELD_WORDS, FL_AUX, FL_AUX2, FL_DEF_A, FL_DEF_B, FL_FLAGS, FL_ITEM, FL_NODE, FL_NUMBER,
                       FL_ONEOF, FL_OP, FL_SUB, FL_WT, FLAG_CLOSED_ENUM, FLAG_DEFAULT, FLAG_EMIT_ZERO, FLAG_IMPLICIT,

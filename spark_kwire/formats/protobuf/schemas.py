@@ -20,7 +20,7 @@ from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from ..errors import SchemaError
 from .model import MessageType, ProtoSchema
-from .proto_parser import parse_proto
+from .proto.parser import parse_proto
 
 _BASE64 = re.compile(rb"[A-Za-z0-9+/=\s]+")
 _WELL_KNOWN = re.compile(r"google/protobuf/([a-z_]+)\.proto")

@@ -42,7 +42,7 @@ _WHERE = {
     "partition_for_key": ".partitioner",
     "partition_for_keys": ".partitioner",
     "to_positive": ".partitioner",
-    "warm_up": ".warmup",
+    "warm_up": ".compilation.warmup",
     "from_numpy": "._arrow",
     "numeric_values": "._arrow",
     "timestamp_column": "._arrow",
@@ -77,4 +77,4 @@ if TYPE_CHECKING:
     from .encoding import encode_record_batch, encode_record_batches, split_batches
     from .partitioner import murmur2, murmur2_array, partition_for_key, partition_for_keys, to_positive
     from ._arrow import from_numpy, numeric_values, timestamp_column, valid_mask
-    from .warmup import warm_up
+    from .compilation.warmup import warm_up

@@ -36,7 +36,7 @@ from . import kernels as K
 from ._arrow import _EMPTY_U8, from_numpy, make_binary_array, readonly_u8
 from .compression import CODEC_NAMES, DEFAULT_MAX_DECOMPRESSED_BYTES, DecompressedSizeError, decompress
 from .legacy import wrapper_value_range
-from .warming import kernels_for, register_sample
+from .compilation.warming import kernels_for, register_sample
 
 # v2 batches whose checksummed bytes exceed this are verified afterwards with
 # the crc32c library (hardware speed, ~0.5 us per call plus Python overhead)

@@ -18,7 +18,7 @@ import pyarrow as pa
 from . import kernels as K
 from ._arrow import _EMPTY_U8, binary_parts, header_parts, timestamp_column
 from .compression import codec_id, compress
-from .warming import kernels_for, register_sample
+from .compilation.warming import kernels_for, register_sample
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 assert _HEADER.size == K.V2_HEADER_SIZE

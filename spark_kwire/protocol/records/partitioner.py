@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from ._arrow import binary_parts
 from .pure.murmur2 import murmur2
-from .warming import kernels_for, register_sample
+from .compilation.warming import kernels_for, register_sample
 
 __all__ = ["murmur2", "murmur2_array", "partition_for_key", "partition_for_keys", "to_positive"]
 

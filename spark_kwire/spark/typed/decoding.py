@@ -138,9 +138,9 @@ def side_decoder(resolved: ResolvedSide, typed: TypedOptions) -> SideDecoder:
             if json:
                 evolution = typed.evolution
                 if evolution is not None and evolution.detects_new_fields and resolved.spec.schema is None:
-                    from spark_kwire.spark.typed.json_evolving import EvolvingJsonSideDecoder as JsonSideDecoder
+                    from spark_kwire.spark.typed.plain_json.evolving import EvolvingJsonSideDecoder as JsonSideDecoder
                 else:
-                    from spark_kwire.spark.typed.json_sides import JsonSideDecoder
+                    from spark_kwire.spark.typed.plain_json.sides import JsonSideDecoder
                 decoder = _decoders[key] = JsonSideDecoder(resolved, typed)
             else:
                 decoder = _decoders[key] = SideDecoder(resolved, typed.registry)

@@ -33,7 +33,7 @@ def _encoder(resolved: ResolvedSide, typed: TypedOptions):
         encoder = _encoders.get(key)
         if encoder is None:
             if spec.format == "json":
-                from spark_kwire.spark.typed.json_sides import json_options
+                from spark_kwire.spark.typed.plain_json.sides import json_options
 
                 encoder = spec.payload.encoder("", 0, json_options=json_options(typed, for_write=True))
             else:

@@ -262,7 +262,7 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
     if not typed:
         _json_options(opts, {}, write=write)
         if not write:
-            from spark_kwire.spark.typed.evolution import refuse_without_json
+            from spark_kwire.spark.typed.plain_json.evolution import refuse_without_json
 
             refuse_without_json(opts)
         for key in opts:
@@ -320,7 +320,7 @@ def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
         if not corrupt or corrupt.lower() in {c.lower() for c in _KAFKA_COLUMNS}:
             raise KwireOptionError(f"Option 'columnNameOfCorruptRecord' must name a new column (not one of "
                                    f"{', '.join(_KAFKA_COLUMNS)}), got {corrupt!r}.")
-    from spark_kwire.spark.typed.evolution import parse_evolution, parse_sampling
+    from spark_kwire.spark.typed.plain_json.evolution import parse_evolution, parse_sampling
 
     sampling = parse_sampling(opts, typed.sides)
     evolution, json_given = parse_evolution(opts, typed.sides, typed.json)

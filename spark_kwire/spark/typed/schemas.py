@@ -121,13 +121,13 @@ def json_reader_schema(spec: SideSpec, typed: TypedOptions, options=None, record
     (``options``, the read's ``ReadOptions``), as ``spark.read.json`` infers it (json_inferred.py)."""
     if spec.schema is not None:
         return spec.schema, f"option '{spec.option('schema')}'"
-    from spark_kwire.spark.typed.json_inferred import inferred_schema
+    from spark_kwire.spark.typed.plain_json.inferred import inferred_schema
 
     return inferred_schema(spec, typed, options, recorded or {})
 
 
 def _json_columns(spec: SideSpec, typed: TypedOptions, text: str, source: str) -> ResolvedSide:
-    from spark_kwire.spark.typed.json_sides import json_options
+    from spark_kwire.spark.typed.plain_json.sides import json_options
 
     try:
         decoder = spec.payload.decoder(text, json_options=json_options(typed, for_write=False))
@@ -167,7 +167,7 @@ def resolve_read(typed: TypedOptions, topics: list[str], options=None) -> TypedO
     JSON side with no schema samples the topics ``options`` read)."""
     recorded = {}
     if any(spec.format == "json" and spec.schema is None for spec in typed.sides):
-        from spark_kwire.spark.typed.json_inferred import with_recorded_version
+        from spark_kwire.spark.typed.plain_json.inferred import with_recorded_version
 
         typed, recorded = with_recorded_version(typed)
     return replace(typed, resolved=tuple(_resolve_read_side(spec, typed, topics, options, recorded)
@@ -225,7 +225,7 @@ def _write_subject(spec: SideSpec, topic: str | None, record_name: str | None) -
 def _resolve_write_side(spec: SideSpec, typed: TypedOptions, schema: T.StructType, topic: str | None) -> ResolvedSide:
     arrow_type = arrow_type_for_write(_column_type(spec, schema))
     if spec.format == "json":
-        from spark_kwire.spark.typed.json_sides import json_options
+        from spark_kwire.spark.typed.plain_json.sides import json_options
 
         try:
             spec.payload.encoder("", 0, json_options=json_options(typed, for_write=True)).check(arrow_type)

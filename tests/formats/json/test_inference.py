@@ -11,11 +11,11 @@ import pyarrow as pa
 import pytest
 
 from spark_kwire.formats.errors import SchemaError
-from spark_kwire.formats.json.inference import JsonInferenceError, infer_schema, infer_type
-from spark_kwire.formats.json.inference_options import InferenceOptions
-from spark_kwire.formats.json.inference_render import spark_ddl, spark_json
-from spark_kwire.formats.json.inference_text import decimal_text, decode
-from spark_kwire.formats.json.inference_types import describe
+from spark_kwire.formats.json.inference.infer import JsonInferenceError, infer_schema, infer_type
+from spark_kwire.formats.json.inference.options import InferenceOptions
+from spark_kwire.formats.json.inference.render import spark_ddl, spark_json
+from spark_kwire.formats.json.inference.text import decimal_text, decode
+from spark_kwire.formats.json.inference.types import describe
 
 
 def inferred(docs, **options) -> str:

@@ -15,11 +15,11 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_kwire.formats.json.inference_fast import FastPath
-from spark_kwire.formats.json.inference_options import InferenceOptions
-from spark_kwire.formats.json.inference_scan import Malformed, Scanner
-from spark_kwire.formats.json.inference import _string_typer
-from spark_kwire.formats.json.inference_types import Merger
+from spark_kwire.formats.json.inference.fast import FastPath
+from spark_kwire.formats.json.inference.options import InferenceOptions
+from spark_kwire.formats.json.inference.scan import Malformed, Scanner
+from spark_kwire.formats.json.inference.infer import _string_typer
+from spark_kwire.formats.json.inference.types import Merger
 
 NAMES = ["a", "b", "c", "A", "B", "ab", "a_b", "$x", "é", "Ω", "😀", "\uff00", "", "x y", "1", "_", "ß", "SS"]
 STRINGS = ["", "x", "2020-01-01", "2020-01-01T12:00:00Z", "2024-02-29 23:59:59.123456", "12:00", "2020-13-01",

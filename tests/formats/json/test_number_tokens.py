@@ -10,10 +10,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_kwire.formats.json import vm_values
-from spark_kwire.formats.json.vm_lexer import (LX_LEADING_ZEROS, LX_NON_NUMERIC, T_INT, T_NAN, T_NEG_INF, T_POS_INF,
-                                               is_name_byte, scan_token)
-from spark_kwire.formats.json_schema.vm_text import number_as_double, number_as_long
+from spark_kwire.formats.json.kernels import values as vm_values
+from spark_kwire.formats.json.kernels.lexer import (
+    LX_LEADING_ZEROS, LX_NON_NUMERIC, T_INT, T_NAN, T_NEG_INF, T_POS_INF, is_name_byte, scan_token
+)
+from spark_kwire.formats.json_schema.kernels.text import number_as_double, number_as_long
 from spark_kwire.formats.vm.codes import E_JSON_NUMBER, E_JSON_SYNTAX, E_JSON_TYPE, E_OK
 
 FLAGS = (LX_NON_NUMERIC, LX_LEADING_ZEROS | LX_NON_NUMERIC)
@@ -73,7 +74,7 @@ def test_fast_number_paths_read_as_the_general_one(token):
 
 def test_fast_paths_take_the_common_tokens():
     """The tokens the fast paths are for do not fall through to the general reading (or they would save nothing)."""
-    from spark_kwire.formats.json.vm_lexer import plain_number
+    from spark_kwire.formats.json.kernels.lexer import plain_number
 
     def plain(token: bytes, after: bytes = b","):
         text = token + after

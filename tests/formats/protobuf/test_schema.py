@@ -13,7 +13,7 @@ from harness.proto_text import compile_proto
 from spark_kwire.formats.errors import SchemaError
 from spark_kwire.formats.protobuf import load_schema, message_indexes, parse_proto, select_message
 from spark_kwire.formats.protobuf.model import EnumType, MessageType
-from spark_kwire.formats.protobuf.proto_parser import map_entry_name
+from spark_kwire.formats.protobuf.proto.parser import map_entry_name
 from tests.client.registry.conftest import COMMON_PROTO, ORDER_PROTO
 from tests.formats.protobuf import protos
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from spark_kwire.client.auth.kerberos.profile import describe_realm
-from spark_kwire.client.auth.sasl.mechanism import AuthenticationError
+from spark_kwire.client.auth.errors import AuthenticationError
 
 __all__ = ["KerberosError", "explain_gss_error", "TICKET_EXPIRED_ADVICE"]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 from spark_kwire.client.auth.oauth.token import OAuthToken, jwt_claims
-from spark_kwire.client.auth.sasl.mechanism import AuthenticationError
+from spark_kwire.client.auth.errors import AuthenticationError
 
 __all__ = ["OAuthToken", "TokenError", "TokenSource", "jwt_claims"]
 

@@ -4,25 +4,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from spark_kwire.client.errors import ClientError
+from spark_kwire.client.auth.errors import AuthenticationError
 
 __all__ = ["AuthenticationError", "SaslMechanismError", "SaslMechanism", "SaslSession"]
-
-
-class AuthenticationError(ClientError):
-    """SASL authentication with a broker failed (wrong credentials, mechanism not enabled...). Not retriable.
-
-    ``mechanism`` and ``broker`` (host:port) say where; the message never contains a secret.
-    """
-
-    retriable = False
-
-    def __init__(self, message: str, *, mechanism: str | None = None, broker: str | None = None,
-                 code: int | None = None) -> None:
-        self.mechanism = mechanism
-        self.broker = broker
-        self.code = code
-        super().__init__(message)
 
 
 class SaslMechanismError(Exception):

@@ -1,0 +1,1 @@
+"""Avro's compiled kernels: the decode and encode interpreters that run a schema's program."""

@@ -1,0 +1,1 @@
+"""The ``.proto`` reader: text to tokens (``lexer.py``), tokens to a ``FileDescriptorProto`` (``parser.py``)."""

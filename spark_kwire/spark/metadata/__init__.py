@@ -1,0 +1,2 @@
+"""The cluster as DataFrames: ``option("metadata", <table>)``'s schemas and reader (``tables.py``) and its
+options (``options.py``)."""
