@@ -127,11 +127,11 @@ test-releases: setup release-venvs
 	set -e; for r in $(OLDER_SPARK_RELEASES); do $(MAKE) --no-print-directory test-release-$$r; done
 
 # Tests against the wheel in a virtualenv: $(1) the virtualenv, $(2) what the run is called, $(3) the folder it
-# runs in, $(4) the tests (RELEASE_TESTS when not given). The harness comes from the checkout (.kwire/harness-path holds only it, for PYTHONPATH);
-# KWIRE_EXPECT_WHEEL makes the session fail if spark_kwire is imported from the checkout, in the driver or in Spark's
-# Python workers. pytest's console script, unlike `python -m pytest`, adds no cwd to sys.path; the run's cwd is
-# outside the checkout because Spark starts its Python workers with `python -m`, which puts the cwd first on
-# their sys.path.
+# runs in, $(4) the tests (RELEASE_TESTS when not given). The harness comes from the checkout (.kwire/harness-path
+# holds only it, for PYTHONPATH); KWIRE_EXPECT_WHEEL makes the session fail if spark_kwire is imported from the
+# checkout, in the driver or in Spark's Python workers. pytest's console script, unlike `python -m pytest`, adds
+# no cwd to sys.path; the run's cwd is outside the checkout because Spark starts its Python workers with
+# `python -m`, which puts the cwd first on their sys.path.
 define run_release_tests
 	@v=$(CURDIR)/$(1); test -x $$v/bin/pytest || { echo "$$v missing: make release-venvs"; exit 2; }; \
 	  echo "=== $(2) ($$v): $(or $(4),$(RELEASE_TESTS))"; \
