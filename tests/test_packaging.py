@@ -1,16 +1,19 @@
-"""The wheel as users get it: it holds only the library, its version has one source, and `spark_kwire.admin`
-works in an environment without pyspark (installed from the wheel into a fresh virtualenv, against a real
-broker, cross-checked with librdkafka)."""
+"""The wheel as users get it: it holds only the library and the LICENSE, its version has one source, `make dist`'s
+contents check refuses what must not be released, installing it leaves an installed pandas 3 in place, and
+`spark_kwire.admin` works in an environment without pyspark (installed from the wheel into a fresh virtualenv,
+against a real broker, cross-checked with librdkafka)."""
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import textwrap
 import time
 import zipfile
@@ -25,18 +28,25 @@ NOSPARK_VENV = REPO / ".venv-nospark"  # cached between runs (ignored by git); r
 
 
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory) -> Path:
-    """The wheel built from this checkout, as `pip wheel` builds it for users."""
-    # Built from a copy of what the sdist would hold: a build/ folder left in the checkout could add stale files.
+def release_files(tmp_path_factory) -> tuple[Path, Path]:
+    """(sdist, wheel) built from this checkout as `make dist` builds them: the sdist, then the wheel from it."""
+    # Built from a copy of what the sdist should hold: a build/ folder or egg-info left in the checkout could add
+    # stale files.
     source = tmp_path_factory.mktemp("source")
-    for name in ("pyproject.toml", "README.md", "pyspark_kwire.py"):
+    for name in ("pyproject.toml", "MANIFEST.in", "README.md", "LICENSE", "pyspark_kwire.py"):
         shutil.copy2(REPO / name, source / name)
     shutil.copytree(REPO / "spark_kwire", source / "spark_kwire", ignore=shutil.ignore_patterns("__pycache__"))
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)], check=True,
-                   timeout=600)
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(source)], check=True, timeout=600,
+                   capture_output=True)
+    (sdist,) = out.glob("spark_kwire-*.tar.gz")
     (built,) = out.glob("spark_kwire-*.whl")
-    return built
+    return sdist, built
+
+
+@pytest.fixture(scope="session")
+def wheel(release_files) -> Path:
+    return release_files[1]
 
 
 def test_wheel_holds_only_the_library(wheel):
@@ -48,6 +58,60 @@ def test_wheel_holds_only_the_library(wheel):
     assert "pyspark_kwire.py" in names and "spark_kwire/client/core/kafka_client.py" in names
     assert not [n for n in names if re.search(r"(^|/)(harness|tests|benchmarks|notebooks|docs|conf)/", n)]
     assert not [n for n in names if n.endswith((".pyc", ".nbi", ".nbc"))], "compiled caches in the wheel"
+    assert zipfile.ZipFile(wheel).read(f"{dist_info}licenses/LICENSE") == (REPO / "LICENSE").read_bytes()
+
+
+def _check_dist(sdist: Path, wheel: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / ".ci" / "check-dist"), str(sdist), str(wheel)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def _doctored_wheel(wheel: Path, to: Path, *, drop: str, add: str, requires: str) -> Path:
+    """A copy of `wheel` without the entries ending in `drop`, with a file `add` and a Requires-Dist line more."""
+    doctored = to / wheel.name
+    with zipfile.ZipFile(wheel) as original, zipfile.ZipFile(doctored, "w") as copy:
+        for item in original.infolist():
+            if item.filename.endswith(drop):
+                continue
+            data = original.read(item)
+            if item.filename.endswith(".dist-info/METADATA"):
+                data = data.replace(b"Requires-Dist: ", f"Requires-Dist: {requires}\nRequires-Dist: ".encode(), 1)
+            copy.writestr(item, data)
+        copy.writestr(add, "")
+    return doctored
+
+
+def _doctored_sdist(sdist: Path, to: Path, *, drop: str, add: str) -> Path:
+    doctored = to / sdist.name
+    top = sdist.name.removesuffix(".tar.gz")
+    with tarfile.open(sdist) as original, tarfile.open(doctored, "w:gz") as copy:
+        for member in original.getmembers():
+            if not member.name.endswith(drop):
+                copy.addfile(member, original.extractfile(member) if member.isfile() else None)
+        extra = tarfile.TarInfo(f"{top}/{add}")
+        copy.addfile(extra, io.BytesIO(b""))
+    return doctored
+
+
+def test_the_release_check_passes_these_files_and_refuses_doctored_ones(release_files, tmp_path):
+    sdist, wheel = release_files
+    passed = _check_dist(sdist, wheel)
+    assert passed.returncode == 0, passed.stderr
+    assert "hold the library" in passed.stdout
+
+    doctored = tmp_path / "doctored"
+    doctored.mkdir()
+    bad_wheel = _doctored_wheel(wheel, doctored, drop="licenses/LICENSE", add="tests/test_leak.py",
+                                requires="pandas<3,>=2.0")
+    bad_sdist = _doctored_sdist(sdist, doctored, drop="spark_kwire/admin.py", add="harness/kafka_cluster.py")
+    failed = _check_dist(bad_sdist, bad_wheel)
+    assert failed.returncode == 1
+    for problem in ("the wheel holds files outside the library: ['tests/test_leak.py']",
+                    "the wheel has no spark_kwire-", "pandas is a runtime dependency (['pandas<3,>=2.0'])",
+                    "the sdist holds files beyond the library and the project's metadata: ['harness/kafka_cluster.py']",
+                    "the sdist lacks modules of the checkout's library: ['spark_kwire/admin.py']",
+                    "the wheel's library differs from the sdist's"):
+        assert problem in failed.stderr, f"{problem!r} not reported:\n{failed.stderr}"
 
 
 def test_version_has_one_source(wheel):
@@ -67,9 +131,28 @@ def _venv_python() -> Path:
     return NOSPARK_VENV / "bin" / "python"
 
 
+# What a user's environment may hold already: pandas 3 (current since 2026; PySpark only warns on it).
+USERS_PANDAS = "pandas>=3"
+
+
+def _pip(python: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(python), "-m", "pip", *args], capture_output=True, text=True, timeout=1200)
+
+
+def _pandas_version(python: Path) -> str:
+    return subprocess.run([str(python), "-c", "import pandas; print(pandas.__version__)"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def _install_wheel(python: Path, wheel: Path) -> subprocess.CompletedProcess:
+    """`pip install` of the wheel as a user runs it: its dependencies resolved against what is installed."""
+    _pip(python, "uninstall", "-y", "spark-kwire")
+    return _pip(python, "install", str(wheel))
+
+
 @pytest.fixture(scope="session")
 def nospark_python(wheel) -> Path:
-    """A virtualenv holding the wheel and its dependencies, and no pyspark. Made once; the wheel is
+    """A virtualenv holding pandas 3, then the wheel and its dependencies, and no pyspark. Made once; the wheel is
     reinstalled when its contents change."""
     python = _venv_python()
     if not python.exists():
@@ -77,12 +160,26 @@ def nospark_python(wheel) -> Path:
     stamp = NOSPARK_VENV / ".kwire-wheel"
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     if not stamp.exists() or stamp.read_text() != digest:
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "--force-reinstall", str(wheel)], check=True,
-                       timeout=1200)
+        for step in (_pip(python, "install", "-q", USERS_PANDAS), _install_wheel(python, wheel)):
+            assert step.returncode == 0, step.stdout[-2000:] + step.stderr[-4000:]
         stamp.write_text(digest)
     found = subprocess.run([str(python), "-c", "import pyspark"], capture_output=True, text=True)
     assert found.returncode != 0 and "No module named 'pyspark'" in found.stderr, "the venv must not hold pyspark"
     return python
+
+
+def test_installing_the_wheel_leaves_an_installed_pandas_3_in_place(nospark_python, wheel):
+    """kwire imports no pandas, so its wheel must not move the pandas of a user's environment (a `pandas<3` pin
+    made pip replace pandas 3 by 2.x)."""
+    assert _pip(nospark_python, "install", "-q", USERS_PANDAS).returncode == 0
+    before = _pandas_version(nospark_python)
+    assert int(before.split(".")[0]) >= 3, f"the environment should hold pandas 3 before the install, not {before}"
+    installed = _install_wheel(nospark_python, wheel)
+    assert installed.returncode == 0, installed.stdout[-2000:] + installed.stderr[-4000:]
+    assert _pandas_version(nospark_python) == before, f"installing the wheel moved pandas {before}:\n{installed.stdout}"
+    assert "pandas" not in installed.stdout.lower(), installed.stdout
+    requires = zipfile.ZipFile(wheel).read(f"spark_kwire-{spark_kwire.__version__}.dist-info/METADATA").decode()
+    assert not re.search(r"^Requires-Dist: pandas\b(?!.*extra ==)", requires, re.M), "pandas is a runtime dependency"
 
 
 ADMIN_SCRIPT = textwrap.dedent("""
