@@ -23,6 +23,7 @@ from spark_kwire.client.check.connection.versions import api_gaps, describe_vers
 from spark_kwire.client.check.context import CheckRun, Stopwatch
 from spark_kwire.client.check.rows import (API_VERSIONS, CONNECT, RESOLVE, SASL_AUTHENTICATE, SASL_MECHANISMS,
                                            TLS_CERTIFICATE, TLS_CLIENT_CERTIFICATE, TLS_HANDSHAKE, TLS_HOSTNAME)
+from spark_kwire.client.auth.tls import TlsError
 from spark_kwire.client.core.connection import BrokerConnection
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import KwireError
@@ -294,7 +295,10 @@ def check_target(run: CheckRun, credentials: HostCredentials, target: Target) ->
     probe = _probe(run, target, tls, ("OAUTHBEARER" if configured == "AWS_MSK_IAM" else configured) if sasl
                    else "PLAIN")
     real = None
-    usable = probe.transport is None or probe.transport.seen is not None
+    # the client's own connection, unless the probe already failed where credentials play no part (no TLS, no
+    # answer); after a TLS alert it still shows how the client judged the broker's certificate
+    usable = (probe.transport is None or probe.transport.seen is not None) and \
+        (probe.error is None or isinstance(probe.error, TlsError))
     offered = probe.sasl_code in (None, 0) and (probe.mechanisms is None or
                                                 ("OAUTHBEARER" if configured == "AWS_MSK_IAM" else configured)
                                                 in probe.mechanisms)
