@@ -112,7 +112,7 @@ class CheckReport:
         return (f"kwire check from {self.host} ({self.executor}): {self.worst.upper()}; {len(self.rows)} rows "
                 f"({parts}) in {self.total_ms / 1000:.2f} s")
 
-    def text(self, width: int = 110) -> str:
+    def text(self) -> str:
         """The rows as a table (each fix on its own line under its row), with the summary on top."""
         steps = max((len(r.step) for r in self.rows), default=4)
         targets = min(40, max((len(r.target) for r in self.rows), default=6))

@@ -22,8 +22,8 @@ from spark_kwire.client.check.connection.steps import Target, check_target
 from spark_kwire.client.check.context import CheckRun
 from spark_kwire.client.check.options import CheckSettings, parse_check_options
 from spark_kwire.client.check.registry_probe import check_registry
-from spark_kwire.client.check.rows import (METADATA, REGISTRY, SASL_AUTHENTICATE, SETTINGS, THROUGHPUT, TLS_HANDSHAKE, TOPIC,
-                                           TOPIC_ACCESS, CheckReport)
+from spark_kwire.client.check.rows import (METADATA, REGISTRY, SASL_AUTHENTICATE, SETTINGS, THROUGHPUT,
+                                           TLS_HANDSHAKE, TOPIC, TOPIC_ACCESS, CheckReport)
 from spark_kwire.client.check.throughput import check_throughput
 from spark_kwire.client.check.topics import check_topics, named_topics
 

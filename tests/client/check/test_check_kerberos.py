@@ -1,5 +1,5 @@
 """kwire check with GSSAPI against a real MIT KDC and a kerberized broker: the keytab or ticket cache found on this
-host, the principal and its ticket, the service principal, and what each failure asks for."""
+host, the principal and its ticket, the service principal, clock skew, and what each failure asks for."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from harness.kerberos import GSSAPI_LISTENER
 from spark_kwire.client.check import FAIL, OK, SKIPPED, check_connection
 from tests.client.auth.kerberos_fixtures import (_fresh_logins, cache_jaas, gssapi_options,  # noqa: F401
-                                                 kerberos, keytab_jaas, start_cluster)
+                                                 kerberos, keytab_jaas, skew_ticket_cache, start_cluster)
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +67,12 @@ def test_a_host_that_is_not_the_one_in_the_brokers_principal(kerberos, cluster):
                     **{"kafka.bootstrap.servers": by_address})
     row = _one(report, "sasl_authenticate", FAIL, "bootstrap")
     assert f"kafka/127.0.0.1@{kerberos.realm.realm}" in row.detail and "sasl.kerberos.service.name" in row.fix
+
+
+def test_clock_skew_as_the_kdc_reveals_it(kerberos, cluster, tmp_path):  # noqa: F811
+    """A ticket cache whose library clock runs 10 minutes ahead: the KDC refuses the service ticket for the skew."""
+    cache = kerberos.cache(tmp_path, "etl")
+    skew_ticket_cache(cache, 600)
+    report = _check(cluster, cache_jaas(cache, kerberos.principal("etl")))
+    row = _one(report, "sasl_authenticate", FAIL, "bootstrap")
+    assert "Clock skew too great" in row.detail and row.fix.startswith("Synchronise the clocks")

@@ -106,7 +106,8 @@ public class ReadProperties {
     public static void main(String[] args) throws Exception {
         Properties p = new Properties();
         try (Reader r = new InputStreamReader(new FileInputStream(args[0]), "UTF-8")) { p.load(r); }
-        for (String k : new TreeSet<>(p.stringPropertyNames())) System.out.println(hex(k) + " " + hex(p.getProperty(k)));
+        for (String k : new TreeSet<>(p.stringPropertyNames()))
+            System.out.println(hex(k) + " " + hex(p.getProperty(k)));
     }
     static String hex(String s) {
         StringBuilder b = new StringBuilder("x");
@@ -263,3 +264,15 @@ def test_a_name_that_does_not_resolve():
     row = report.where(step="resolve", outcome=FAIL)[0]
     assert "no-such-broker.invalid" in row.detail and "kafka.bootstrap.servers" in row.fix
     assert "resolve failed" in report.where(step="connect", outcome=SKIPPED)[0].detail
+
+
+def test_settings_travel_pickled_without_their_secrets_in_clear():
+    import pickle
+
+    settings = parse_check_options({
+        "kafka.bootstrap.servers": "b:9092", "kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "PLAIN",
+        "kafka.sasl.jaas.config": 'x required username="u" password="pw-pickled-1";', "subscribe": "t",
+        "schema.registry.url": "http://r:8081", "schema.registry.basic.auth.user.info": "reader:pw-pickled-2"})
+    data = pickle.dumps(settings)
+    assert b"pw-pickled" not in data
+    assert pickle.loads(data) == settings

@@ -184,7 +184,8 @@ def test_a_mechanism_the_listener_does_not_offer(staged):
 def test_a_principal_that_may_describe_but_not_read(staged):
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-    jaas = f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{BOB}" password="{BOB_PASSWORD}";'
+    jaas = (f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{BOB}" '
+            f'password="{BOB_PASSWORD}";')
     report = check(staged.options("SASL_SSL", subscribe=f"{ACL_TOPIC},{TOPIC}", **{"kafka.sasl.jaas.config": jaas}))
     row = only(report, "topic_access", FAIL, f"topic {ACL_TOPIC}")
     assert f"principal '{BOB}' may DESCRIBE; not READ" in row.detail and "--operation Read" in row.fix

@@ -28,7 +28,7 @@ from spark_kwire.client.core.connection import BrokerConnection
 from spark_kwire.protocol import messages as m
 from spark_kwire.protocol.errors import KwireError
 
-__all__ = ["Target", "TargetRows", "check_target", "connection_steps", "Probe"]
+__all__ = ["Target", "TargetRows", "check_target", "connection_steps", "handshake_name", "Probe"]
 
 TLS_STEPS = (TLS_HANDSHAKE, TLS_CERTIFICATE, TLS_HOSTNAME, TLS_CLIENT_CERTIFICATE)
 SASL_STEPS = (SASL_MECHANISMS, SASL_AUTHENTICATE)
@@ -48,6 +48,11 @@ class Target:
 
     def __str__(self) -> str:
         return f"bootstrap {self.address}" if self.role == "bootstrap" else f"broker {self.node_id} {self.address}"
+
+
+def handshake_name(mechanism: str) -> str:
+    """The mechanism named in SaslHandshake (AWS_MSK_IAM speaks OAUTHBEARER)."""
+    return "OAUTHBEARER" if mechanism == "AWS_MSK_IAM" else mechanism
 
 
 def connection_steps(run: CheckRun) -> tuple[str, ...]:
@@ -213,7 +218,7 @@ def _sasl_rows(run: CheckRun, rows: TargetRows, probe: Probe, real: Real | None,
     recorder = real.recorder if real is not None else None
     code = probe.sasl_code if probe.sasl_code is not None else (recorder.handshake_code if recorder else None)
     offered = probe.mechanisms if probe.mechanisms is not None else (recorder.mechanisms if recorder else None)
-    name = "OAUTHBEARER" if configured == "AWS_MSK_IAM" else configured
+    name = handshake_name(configured)
     if code is None:
         rows.block(tls_reason or "the connection failed before SaslHandshake (see api_versions)", SASL_STEPS)
         return
@@ -291,19 +296,17 @@ def check_target(run: CheckRun, credentials: HostCredentials, target: Target) ->
             return None
     sasl = protocol.startswith("SASL_")
     authenticator = credentials.authenticator() if sasl else None
-    configured = run.settings.client.sasl_mechanism
-    probe = _probe(run, target, tls, ("OAUTHBEARER" if configured == "AWS_MSK_IAM" else configured) if sasl
-                   else "PLAIN")
-    real = None
+    mechanism = handshake_name(run.settings.client.sasl_mechanism)
+    probe = _probe(run, target, tls, mechanism if sasl else "PLAIN")
     # the client's own connection, unless the probe already failed where credentials play no part (no TLS, no
     # answer); after a TLS alert it still shows how the client judged the broker's certificate
     usable = (probe.transport is None or probe.transport.seen is not None) and \
         (probe.error is None or isinstance(probe.error, TlsError))
-    offered = probe.sasl_code in (None, 0) and (probe.mechanisms is None or
-                                                ("OAUTHBEARER" if configured == "AWS_MSK_IAM" else configured)
-                                                in probe.mechanisms)
-    if usable and not run.out_of_time:
-        real = _connect(run, target, tls, authenticator if (sasl and offered) else None)
+    if usable and run.out_of_time:
+        rows.block(run.out_of_time_reason)
+        return None
+    offered = probe.sasl_code in (None, 0) and (probe.mechanisms is None or mechanism in probe.mechanisms)
+    real = _connect(run, target, tls, authenticator if (sasl and offered) else None) if usable else None
     tls_reason = None
     if tls is not None:
         verdict = tls_rows(run, rows, tls, probe, real)

@@ -69,9 +69,9 @@ def tls_rows(run: CheckRun, rows, tls: TlsMaterial, probe, real) -> TlsVerdict:
         rows.fail(TLS_HANDSHAKE, f"the client's TLS handshake failed: {real_error}", verdict[1], real.transport.ms)
         return TlsVerdict(stop=True, reason=f"{TLS_HANDSHAKE} failed")
     rows.ok(TLS_HANDSHAKE, f"{seen.version}, cipher {seen.cipher}", probe.transport.ms)
-    if real is None:
-        rows.block(run.out_of_time_reason, _LATER)
-        return TlsVerdict(reason=run.out_of_time_reason)
+    if real is None:  # the probe's handshake passed, then the broker did not answer
+        rows.block("the connection failed after the TLS handshake (see api_versions)", _LATER)
+        return TlsVerdict()
     failed = [step for step in (_certificate_row(run, rows, tls, seen, verdict, real_error),
                                 _hostname_row(rows, tls, seen, verdict),
                                 _client_certificate_row(rows, tls, probe, verdict, real_error)) if step]
