@@ -10,7 +10,9 @@ attaches the fix of a warning's or failure's kind and removes any secret of the 
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
+from typing import Callable, TypeVar
 
 from spark_kwire.client.check.fixes import fix_for
 from spark_kwire.client.check.options import CheckSettings
@@ -18,9 +20,37 @@ from spark_kwire.client.check.rows import FAIL, OK, SKIPPED, WARN, CheckReport, 
 from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.client.settings.logins import OAuthBearerLogin, OidcClientCredentials
 
-__all__ = ["CheckRun", "Stopwatch"]
+__all__ = ["CheckRun", "Stopwatch", "StepTimeout", "bounded_call"]
 
 _MIN_STEP_S = 0.05
+T = TypeVar("T")
+
+
+class StepTimeout(TimeoutError):
+    """A call that has no timeout of its own did not finish within the step's."""
+
+
+def bounded_call(seconds: float, fn: Callable[[], T], what: str) -> T:
+    """``fn()`` in a helper thread, or :class:`StepTimeout` after ``seconds`` (the thread then finishes on its own and
+    its result is dropped): for calls with no timeout of their own, such as name resolution or a token provider's
+    code. Exceptions of ``fn`` are raised here."""
+    box: list = []
+
+    def call() -> None:
+        try:
+            box.append((True, fn()))
+        except BaseException as exc:  # handed to the caller
+            box.append((False, exc))
+
+    worker = threading.Thread(target=call, name=f"kwire-check-{what}", daemon=True)
+    worker.start()
+    worker.join(max(0.0, seconds))
+    if not box:
+        raise StepTimeout(f"{what} did not finish within {seconds:.1f} s")
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
 
 
 class Stopwatch:

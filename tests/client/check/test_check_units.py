@@ -276,3 +276,16 @@ def test_settings_travel_pickled_without_their_secrets_in_clear():
     data = pickle.dumps(settings)
     assert b"pw-pickled" not in data
     assert pickle.loads(data) == settings
+
+
+def test_a_token_provider_that_never_returns_is_given_up(silent_server, tmp_path, monkeypatch):
+    (tmp_path / "slow_tokens.py").write_text("import time\n\ndef token():\n    time.sleep(30)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    started = time.monotonic()
+    report = check_connection({
+        "kafka.bootstrap.servers": f"127.0.0.1:{silent_server}", "kafka.security.protocol": "SASL_PLAINTEXT",
+        "kafka.sasl.mechanism": "OAUTHBEARER", "kafka.sasl.login.callback.handler.class": "slow_tokens:token",
+        "checkStepTimeoutMs": "500"})
+    assert time.monotonic() - started < 3.0, report.text()
+    row = report.where(step="sasl_login", outcome=FAIL)[0]
+    assert "did not finish within 0.5 s" in row.detail and "slow_tokens:token" in row.detail

@@ -19,7 +19,7 @@ from spark_kwire.client.auth.oauth import TokenError
 from spark_kwire.client.auth.sasl.exchange import SaslAuthenticator
 from spark_kwire.client.check.connection.sasl_probe import kerberos_kind, token_kind
 from spark_kwire.client.check.connection.tls_probe import TlsMaterial, make_tls_material
-from spark_kwire.client.check.context import CheckRun, Stopwatch
+from spark_kwire.client.check.context import CheckRun, StepTimeout, Stopwatch, bounded_call
 from spark_kwire.client.check.rows import SASL_LOGIN, TLS_FILES
 from spark_kwire.client.errors import ConfigError
 from spark_kwire.client.settings.logins import GssapiLogin, OAuthBearerLogin
@@ -101,7 +101,7 @@ class HostCredentials:
         mechanism = authenticator.mechanism_impl
         try:
             if isinstance(login, OAuthBearerLogin):
-                detail = self._token(mechanism)
+                detail = bounded_call(run.step_timeout_s(), lambda: self._token(mechanism), "token request")
             elif isinstance(login, GssapiLogin):
                 detail = self._ticket(login, config.request_timeout_ms / 1000.0)
             else:
@@ -115,6 +115,9 @@ class HostCredentials:
             return None
         except ConfigError as exc:
             run.fail(SASL_LOGIN, THIS_HOST, str(exc), _login_failure_kind(exc), watch.ms)
+            return None
+        except StepTimeout as exc:
+            run.fail(SASL_LOGIN, THIS_HOST, f"{mechanism.who}: {exc}", "oauth_token_failed", watch.ms)
             return None
         if isinstance(detail, tuple):  # (detail, failure kind): a token that is already expired
             run.fail(SASL_LOGIN, THIS_HOST, detail[0], detail[1], watch.ms)

@@ -1,7 +1,7 @@
 """Step 1 of a connection: the host name resolves (every address), and each address accepts TCP.
 
 Name resolution has no timeout of its own (``getaddrinfo`` waits on the system's resolver), so it runs in a helper
-thread that the check stops waiting for after the step's timeout. Each address is connected to on its own, with the
+thread that the check stops waiting for after the step's timeout (:func:`~..context.bounded_call`). Each address is connected to on its own, with the
 step's timeout, and closed again: the later steps open their own connections.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 import errno
 import ipaddress
 import socket
-import threading
+
+from spark_kwire.client.check.context import StepTimeout, bounded_call
 
 __all__ = ["NetworkError", "resolve", "tcp_connect", "family_name"]
 
@@ -36,25 +37,16 @@ def resolve(host: str, port: int, timeout_s: float) -> list[str]:
     """The addresses ``host`` resolves to for TCP, in the order the resolver gives them (duplicates dropped)."""
     if _is_ip(host):
         return [host.strip("[]")]
-    outcome: dict = {}
-
-    def lookup() -> None:
-        try:
-            outcome["infos"] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except (socket.gaierror, UnicodeError, OSError) as exc:
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=lookup, name=f"kwire-check-resolve-{host}", daemon=True)
-    worker.start()
-    worker.join(timeout_s)
-    if worker.is_alive():
+    try:
+        infos = bounded_call(timeout_s, lambda: socket.getaddrinfo(host, port, type=socket.SOCK_STREAM),
+                             f"resolving {host}")
+    except StepTimeout:
         raise NetworkError("dns_timeout", f"{host} did not resolve within {timeout_s:.1f} s (the resolver did not "
-                                          f"answer)")
-    if "error" in outcome:
-        exc = outcome["error"]
+                                          f"answer)") from None
+    except (socket.gaierror, UnicodeError, OSError) as exc:
         text = getattr(exc, "strerror", None) or str(exc)
-        raise NetworkError("dns_unresolved", f"{host} does not resolve: {text}")
-    addresses = list(dict.fromkeys(info[4][0] for info in outcome["infos"]))
+        raise NetworkError("dns_unresolved", f"{host} does not resolve: {text}") from None
+    addresses = list(dict.fromkeys(info[4][0] for info in infos or ()))
     if not addresses:
         raise NetworkError("dns_unresolved", f"{host} resolves to no address")
     return addresses
