@@ -289,3 +289,10 @@ def test_a_token_provider_that_never_returns_is_given_up(silent_server, tmp_path
     assert time.monotonic() - started < 3.0, report.text()
     row = report.where(step="sasl_login", outcome=FAIL)[0]
     assert "did not finish within 0.5 s" in row.detail and "slow_tokens:token" in row.detail
+
+
+def test_settings_that_have_no_effect_are_a_warning():
+    report = check_connection({"kafka.bootstrap.servers": "127.0.0.1:1", "kafka.auto.offset.reset": "earliest"})
+    row = report.where(step="settings")[0]
+    assert row.outcome == "warn" and "kafka.auto.offset.reset (where a read starts is the source option" in row.detail
+    assert row.fix.startswith("Remove the settings named")
