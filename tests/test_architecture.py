@@ -96,7 +96,10 @@ def _layer(name: str) -> str:
     for layer in ("protocol", "formats", "client", "spark"):
         if name.startswith(f"spark_kwire.{layer}"):
             return layer
-    return {"spark_kwire.admin": "admin", "spark_kwire._version": "version"}.get(name, "top")
+    # spark_kwire.check (the Python helper and command line of `kwire check`) and __main__ work without pyspark,
+    # as spark_kwire.admin does
+    return {"spark_kwire.admin": "admin", "spark_kwire.check": "admin", "spark_kwire.__main__": "admin",
+            "spark_kwire._version": "version"}.get(name, "top")
 
 
 # The client by role: each folder of spark_kwire/client imports the client's ground (settings, errors, retry), its
@@ -114,6 +117,9 @@ ROLE_BUILDS_ON = {
     "producer": ("core",),
     "admin": ("core", "consumer"),   # lag: committed offsets against the consumer's log-end offsets
     "registry": ("auth",),           # the schema registry over HTTP(S): TLS and OAuth tokens from auth
+    # `kwire check`: every step from this host to the topics, on the client's own connection, TLS, SASL, Kerberos
+    # and OAuth code (and its error explanations), offsets and fetch scans, and the registry client
+    "check": ("core", "auth", "consumer", "registry"),
 }
 
 
@@ -314,7 +320,8 @@ def test_architecture_page_names_every_module():
             shown = f"`{name}/`" if path.is_dir() else f"`{name}`"
             if shown not in section:
                 missing.append(f"spark_kwire/{layer}/{name}")
-    for top in ("spark_kwire/__init__.py", "spark_kwire/admin.py", "spark_kwire/_version.py", "pyspark_kwire.py"):
+    for top in ("spark_kwire/__init__.py", "spark_kwire/admin.py", "spark_kwire/check.py", "spark_kwire/__main__.py",
+                "spark_kwire/_version.py", "pyspark_kwire.py"):
         if f"`{top}`" not in section:
             missing.append(top)
     assert not missing, f"docs/architecture.md does not mention: {missing}"
