@@ -1,8 +1,7 @@
 """The wheel as users get it: it holds only the library and the LICENSE, its version has one source, `make dist`'s
 contents check refuses what must not be released, installing it leaves an installed pandas 3 in place, and
 `spark_kwire.admin` and the `kwire check` command work in an environment without pyspark (installed from the wheel
-into a fresh virtualenv,
-against a real broker, cross-checked with librdkafka)."""
+into a fresh virtualenv, against a real broker, cross-checked with librdkafka)."""
 
 from __future__ import annotations
 
