@@ -16,12 +16,12 @@ from typing import Mapping
 from spark_kwire.client.admin.cluster_tables import NameFilter
 from spark_kwire.client.errors import ConfigError
 from spark_kwire.client.settings.config import ClientConfig
-from spark_kwire.client.settings.parse import OptionValues, RefusedSettingError, UnknownSettingError, \
-    describe_ignored, parse_options
+from spark_kwire.client.settings.parse import ConflictingSettingsError, OptionValues, RefusedSettingError, \
+    UnknownSettingError, describe_ignored, parse_options
 from spark_kwire.client.settings.secret import Secret, is_sensitive_key
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options.values import parse_non_negative_int, parse_positive_int
-from spark_kwire.spark.options.security import DELEGATION_TOKEN_OPTIONS, check_security_options, parse_delegation_token
+from spark_kwire.spark.options.security import DELEGATION_TOKEN_OPTIONS, parse_delegation_token
 from spark_kwire.spark.typed import options as typed_options
 
 EARLIEST = -2
@@ -175,13 +175,12 @@ def kafka_params(options: Mapping[str, str], *, for_write: bool = False) -> dict
 
 def kafka_settings(params: Mapping[str, object]) -> tuple[OptionValues, ClientConfig]:
     """The Kafka client settings of a query, parsed once: every name checked (an unknown one refused with the
-    closest known one), the security options checked together, then the settings built. A mistake raises
+    closest known one), the settings that go together checked together, then the settings built. A mistake raises
     :class:`KwireOptionError` naming the option as the user spells it (``kafka.``)."""
     try:
         values = parse_options(params, prefix="kafka.")
-        check_security_options(values)
         return values, ClientConfig.from_values(values)
-    except (UnknownSettingError, RefusedSettingError) as exc:
+    except (UnknownSettingError, RefusedSettingError, ConflictingSettingsError) as exc:
         raise KwireOptionError(str(exc)) from None
     except ConfigError as exc:
         raise KwireOptionError(f"Option 'kafka.{exc.key}' is not valid: {exc}") from None
