@@ -69,9 +69,6 @@ class KwireDataSource(DataSource):
     def name(cls) -> str:
         return "kwire"
 
-    def _include_headers(self) -> bool:
-        return str(self.options.get("includeHeaders", "false")).strip().lower() == "true"
-
     def _metadata_table(self) -> str | None:
         """The cluster-metadata table asked for with option("metadata", ...), if any."""
         return self.options.get("metadata")
@@ -91,14 +88,14 @@ class KwireDataSource(DataSource):
             return self._write_view_schema(definition.write)
         options = definition.read
         if options.typed is None:
-            return read_schema(self._include_headers())
+            return read_schema(options.include_headers)
         # Typed keys or values: their reader schemas are decided now, once (Spark pickles this instance with them
         # for the reader), so the DataFrame is typed before any data is read and later reads decode to that type.
         if getattr(self, "_typed_read", None) is None:
             from spark_kwire.spark.typed.schemas import resolve_typed_read
 
             self._typed_read = resolve_typed_read(options)
-        return typed_read_schema(self._include_headers(), self._typed_read)
+        return typed_read_schema(options.include_headers, self._typed_read)
 
     @staticmethod
     def _write_view_schema(options: WriteOptions) -> StructType:

@@ -24,30 +24,21 @@ from spark_kwire.client.settings.config import ClientConfig
 from spark_kwire.client.settings.logins import DelegationTokenLogin
 from spark_kwire.client.settings.parse import SASL_PROTOCOLS
 from spark_kwire.spark.errors import KwireOptionError
+from spark_kwire.spark.options.rules import given, value
+from spark_kwire.spark.options.values import TOKEN_MECHANISMS
 
-__all__ = ["DELEGATION_TOKEN_OPTIONS", "TOKEN_MECHANISMS", "parse_delegation_token"]
-
-DELEGATION_TOKEN_OPTIONS = ["delegationToken", "delegationToken.mechanism"]
-TOKEN_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256")
+__all__ = ["TOKEN_MECHANISMS", "parse_delegation_token"]
 
 
 def parse_delegation_token(opts: Mapping[str, str], kafka: ClientConfig) -> str | None:
     """The SCRAM mechanism tasks authenticate with through a delegation token (``delegationToken=true``), or
     None when tasks use the query's settings as they are. `opts` has lower-case keys."""
-    raw = opts.get("delegationtoken")
-    mechanism = opts.get("delegationtoken.mechanism")
-    enabled = str(raw).strip().lower() if raw is not None else "false"
-    if enabled not in ("true", "false"):
-        raise KwireOptionError(f"Option 'delegationToken' must be 'true' or 'false', got {raw!r}.")
-    if enabled == "false":
-        if mechanism is not None:
+    if not value(opts, "delegationToken"):
+        if given(opts, "delegationToken.mechanism"):
             raise KwireOptionError("Option 'delegationToken.mechanism' chooses how tasks authenticate with a "
                                    "delegation token and applies only with delegationToken=true.")
         return None
-    mechanism = (mechanism or TOKEN_MECHANISMS[0]).strip().upper()
-    if mechanism not in TOKEN_MECHANISMS:
-        raise KwireOptionError(f"Option 'delegationToken.mechanism' must be one of {', '.join(TOKEN_MECHANISMS)} "
-                               f"(delegation tokens authenticate through SCRAM), got {mechanism!r}.")
+    mechanism = value(opts, "delegationToken.mechanism")
     protocol = kafka.security_protocol
     if protocol not in SASL_PROTOCOLS:
         raise KwireOptionError(

@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Mapping
 
 from spark_kwire.spark.errors import KwireOptionError
+from spark_kwire.spark.options.rules import spark_keys
 
 # Keys Spark adds to a catalog table's options at CREATE TABLE (besides an ``option.<name>`` copy of each option).
-_SPARK_TABLE_KEYS = ("provider", "owner")
+_SPARK_TABLE_KEYS = spark_keys("catalog table")
 # What Spark itself puts into a stream writer's options.
-_SPARK_STREAM_WRITE_KEYS = ("checkpointlocation", "queryname")
+_SPARK_STREAM_WRITE_KEYS = spark_keys("streaming write")
 
 _VIEW_EXAMPLE = ("CREATE OR REPLACE TEMPORARY VIEW events USING kwire OPTIONS "
                  "(`kafka.bootstrap.servers` 'broker:9092', subscribe 'events')")
