@@ -110,3 +110,16 @@ def test_a_view_read_and_written_leaves_each_uses_options_to_it():
             "ignoreNullFields": "false", "startingOffsets": "earliest"}
     definition = judge_definition(both)
     assert definition.read is not None and definition.write is not None
+
+
+def test_the_json_options_are_those_the_format_layer_reads():
+    """The table names from_json's and to_json's options itself (importing the JSON format costs every task its
+    kernels); they must be the ones formats/json reads (columnNameOfCorruptRecord is a row of every typed format)."""
+    from spark_kwire.formats.json import READ_OPTIONS, WRITE_OPTIONS
+    from spark_kwire.spark.options.names import JSON_OPTIONS
+
+    def taken_by(use):
+        return {name for name in JSON_OPTIONS if BY_KEY[name.lower()].applies_to(use)}
+
+    assert taken_by(Use.BATCH_READ) | {"columnNameOfCorruptRecord"} == set(READ_OPTIONS)
+    assert taken_by(Use.BATCH_WRITE) == set(WRITE_OPTIONS)
