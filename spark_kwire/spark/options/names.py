@@ -20,6 +20,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from spark_kwire.client.admin.cluster_tables import TABLES
 from spark_kwire.spark.options import page, values as v
 
 __all__ = ["Use", "Option", "OPTIONS", "BY_KEY", "KAFKA_REFUSED", "READS", "WRITES", "REGISTRY_PREFIX",
@@ -39,7 +40,6 @@ class Use(enum.Enum):
 
 READS = frozenset({Use.BATCH_READ, Use.STREAM_READ})
 WRITES = frozenset({Use.BATCH_WRITE, Use.STREAM_WRITE})
-_DATA = READS | WRITES | {Use.VIEW}
 
 
 @dataclass(frozen=True)
@@ -243,8 +243,8 @@ OPTIONS: tuple[Option, ...] = (
           refused={Use.BATCH_READ: _EVOLUTION, WRITES: _INFERENCE}),
     # the metadata tables (spark/metadata/)
     option("metadata", {Use.METADATA, Use.VIEW}, v.metadata_table, doc=page.METADATA, refused={
-        Use.STREAM_READ: "the metadata tables (topics, partitions, groups, group_offsets) are batch-only snapshots "
-                         "of the cluster: read them with spark.read, e.g. inside foreachBatch or on a schedule",
+        Use.STREAM_READ: f"the metadata tables ({', '.join(TABLES)}) are batch-only snapshots of the cluster: read "
+                         f"them with spark.read, e.g. inside foreachBatch or on a schedule",
         Use.BATCH_READ: "it reads a metadata table, which takes no other read options",
         WRITES: _READ_OPTION}),
     *(metadata_option(name, ("groups", "group_offsets"), parse, doc=page.METADATA, purpose="it selects consumer "
@@ -262,7 +262,7 @@ OPTIONS: tuple[Option, ...] = (
                   "with 'topic' (or a 'topic' column) to write"}),
     option("paths", (), doc=page.MISPLACED, refused={READS: _PATH_READ, WRITES: _PATH_WRITE,
                                                       Use.VIEW: "kwire takes no path"}),
-    *(option(name, (), added_by_spark="catalog table", refused={_DATA: _CATALOG_KEY}, doc=None)
+    *(option(name, (), added_by_spark="catalog table", refused={_EVERY: _CATALOG_KEY}, doc=None)
       for name in ("provider", "owner")),
 )
 
