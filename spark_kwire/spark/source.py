@@ -14,6 +14,7 @@ from spark_kwire.spark.sql.catalog_tables import (
 from spark_kwire.spark.sql.definition import for_read, for_write, judge_definition
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
+from spark_kwire.spark.options.rules import raw
 from spark_kwire.spark.schema import read_schema, typed_read_schema, write_view_schema
 from spark_kwire.spark.workers.garbage_collection import freeze_loaded_objects
 from spark_kwire.spark.workers.zip_imports import keep_zip_imports_cheap
@@ -71,7 +72,7 @@ class KwireDataSource(DataSource):
 
     def _metadata_table(self) -> str | None:
         """The cluster-metadata table asked for with option("metadata", ...), if any."""
-        return self.options.get("metadata")
+        return raw(self.options, "metadata")  # judged by the metadata read (spark/metadata/options.py)
 
     def schema(self) -> StructType:
         if self._creating_table:

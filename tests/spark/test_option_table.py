@@ -9,9 +9,11 @@ import pytest
 from spark_kwire.client.admin.cluster_tables import TABLES
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.metadata.options import parse_metadata_options
-from spark_kwire.spark.options.names import BY_KEY, OPTIONS, READS, WRITES, Use
+from spark_kwire.spark.options.names import BY_KEY, INFERRED_JSON_SIDE, JSON_SIDE, OPTIONS, READS, TYPED_SIDE, \
+    WRITES, Use
 from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
-from spark_kwire.spark.options.rules import READ_ONLY, WRITE_ONLY, accepted, metadata_options
+from spark_kwire.spark.options.rules import READ_ONLY, SUBSCRIPTIONS, WRITE_ONLY, accepted, given, metadata_options, \
+    names_read, names_write, value
 from spark_kwire.spark.sql.definition import judge_definition
 
 _DATA_USES = (Use.BATCH_READ, Use.STREAM_READ, Use.BATCH_WRITE, Use.STREAM_WRITE, Use.VIEW)
@@ -123,3 +125,45 @@ def test_the_json_options_are_those_the_format_layer_reads():
 
     assert taken_by(Use.BATCH_READ) | {"columnNameOfCorruptRecord"} == set(READ_OPTIONS)
     assert taken_by(Use.BATCH_WRITE) == set(WRITE_OPTIONS)
+
+
+_NEEDS_MESSAGE = {TYPED_SIDE: "applies only to typed keys or values", JSON_SIDE: "applies to plain JSON: set",
+                  INFERRED_JSON_SIDE: "applies to plain JSON read with no schema"}
+
+
+@pytest.mark.parametrize("use", (Use.BATCH_READ, Use.BATCH_WRITE), ids=lambda use: use.name)
+def test_an_option_needing_a_typed_or_json_side_is_refused_without_one(use):
+    """The table's ``needs`` decides: each row that needs a typed (or plain JSON) key or value is refused, saying
+    so, when both are binary; a row needing nothing is not refused for that."""
+    wrong = []
+    for option in OPTIONS:
+        if not option.applies_to(use) or option.added_by_spark or option.key in ("subscribe", "topic"):
+            continue
+        key = option.key + "x" if option.prefix else option.key
+        try:
+            _parse(use, {key: "1"})
+            refusal = ""
+        except KwireOptionError as error:
+            refusal = str(error)
+        needs_message = next((m for what, m in _NEEDS_MESSAGE.items() if m in refusal), None)
+        if option.needs is not None and _NEEDS_MESSAGE[option.needs] not in refusal:
+            wrong.append(f"{option.name} needs a {option.needs} but binary sides got {refusal!r}")
+        elif option.needs is None and needs_message is not None:
+            wrong.append(f"{option.name} needs nothing in the table but was refused: {refusal!r}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_topics_of_a_read_and_a_write_are_named_by_the_table():
+    assert SUBSCRIPTIONS == ("subscribe", "subscribePattern", "assign")
+    assert names_read({"SubscribePattern": "t.*"}) and not names_read({"topic": "t"})
+    assert names_write({"TOPIC": "t"}) and not names_write({"assign": "{}"})
+    with pytest.raises(KwireOptionError, match="Exactly one of the options 'subscribe', 'subscribePattern' or "
+                                               "'assign' must be set \\(none was given\\)"):
+        ReadOptions.parse({"kafka.bootstrap.servers": "localhost:9"})
+
+
+def test_an_option_read_by_a_name_the_table_lacks_is_a_mistake_of_ours():
+    with pytest.raises(KeyError):
+        given({"subscribe": "t"}, "subscribes")
+    with pytest.raises(KeyError):
+        value({"subscribe": "t"}, "subscribes")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.options.names import BY_KEY
-from spark_kwire.spark.options.rules import given, value
+from spark_kwire.spark.options.names import BY_KEY, INFERRED_JSON_SIDE
+from spark_kwire.spark.options.rules import given, needing, value
 from spark_kwire.spark.options.values import EVOLUTION_MODES as MODES
 
 __all__ = ["Evolution", "MODES", "ADD_NEW_COLUMNS", "RESCUE", "FAIL_ON_NEW_COLUMNS", "NONE", "DEFAULT_RESCUED_COLUMN",
@@ -31,7 +31,7 @@ ADD_NEW_COLUMNS, RESCUE, FAIL_ON_NEW_COLUMNS, NONE = MODES
 DEFAULT_RESCUED_COLUMN = "_rescued_data"
 DEFAULT_SAMPLING_RECORDS = BY_KEY["samplingrecords"].default
 DEFAULT_SAMPLING_TIMEOUT_MS = BY_KEY["samplingtimeoutms"].default
-_NAMES = ("samplingRecords", "samplingTimeoutMs", "schemaLocation", "schemaEvolutionMode")
+_RESCUED_OPTION = BY_KEY["rescueddatacolumn"].name  # the JSON options given are (documented name, value) pairs
 
 
 @dataclass(frozen=True)
@@ -50,18 +50,18 @@ class Evolution:
 
 def refuse_without_json(opts: Mapping[str, Any]) -> None:
     """These options shape a plain JSON side's inferred schema: refused when no side is JSON."""
-    for name in _NAMES:
-        if name.lower() in opts:
-            raise KwireOptionError(f"Option '{name}' applies to plain JSON read with no schema: set 'valueFormat' (or "
-                                   f"'keyFormat') to json and leave out 'valueSchema' ('keySchema').")
+    for option in needing(INFERRED_JSON_SIDE):
+        if given(opts, option.name):
+            raise KwireOptionError(f"Option '{option.name}' applies to plain JSON read with no schema: set "
+                                   f"'valueFormat' (or 'keyFormat') to json and leave out 'valueSchema' ('keySchema').")
 
 
 def parse_sampling(opts: Mapping[str, Any], sides) -> tuple[int, int]:
     """(records per partition, time bound in ms) of the inference at load()."""
     inferred = [s for s in sides if s.format == "json" and s.schema is None]
     if not inferred:
-        for name in _NAMES[:2]:
-            if name.lower() in opts:
+        for name in ("samplingRecords", "samplingTimeoutMs"):  # the evolution's options are judged below
+            if given(opts, name):
                 _refuse_with_schemas(name, sides)
     return value(opts, "samplingRecords"), value(opts, "samplingTimeoutMs")
 
@@ -96,6 +96,6 @@ def parse_evolution(opts: Mapping[str, Any], sides, json_given: tuple) -> tuple[
             f"(a directory where the inferred schema's versions are kept). Without one, a stream's schema is "
             f"inferred when it starts and stays fixed: schemaEvolutionMode=rescue keeps new fields in the "
             f"rescued-data column, none (the default) drops them.")
-    if mode == RESCUE and not any(name.lower() == "rescueddatacolumn" for name, _ in json_given):
-        json_given = (*json_given, ("rescuedDataColumn", DEFAULT_RESCUED_COLUMN))
+    if mode == RESCUE and not any(name == _RESCUED_OPTION for name, _ in json_given):
+        json_given = (*json_given, (_RESCUED_OPTION, DEFAULT_RESCUED_COLUMN))
     return Evolution(mode, location), json_given

@@ -4,9 +4,10 @@ setting), once: the one table, as :mod:`spark_kwire.client.settings.names` is fo
 A row (:class:`Option`) says the option's documented spelling; the uses it applies to (:class:`Use`: a batch or
 streaming read or write, a view's or ``load()``'s definition before Spark says which use follows, a metadata
 table); its parser and default (:mod:`.values`); why it is refused in each other use (a use with no reason knows
-it as an unknown option, with a "did you mean"); and its row of ``docs/options.md`` (:mod:`.page`). Everything
-per use is derived from it by :mod:`.rules`: the names a use accepts, the refusals, the view's rules, the options
-of each metadata table.
+it as an unknown option, with a "did you mean"); what it needs among the other options (a typed or plain JSON key
+or value); whether it names what a read or a write is of; and its row of ``docs/options.md`` (:mod:`.page`).
+Everything per use is derived from it by :mod:`.rules`: the names a use accepts, the refusals, the view's rules,
+the options of each metadata table.
 
 :data:`KAFKA_REFUSED` holds the ``kafka.*`` settings Spark's ``kafka`` source refuses (and kwire with it), by use.
 
@@ -24,7 +25,8 @@ from spark_kwire.client.admin.cluster_tables import TABLES
 from spark_kwire.spark.options import page, values as v
 
 __all__ = ["Use", "Option", "OPTIONS", "BY_KEY", "KAFKA_REFUSED", "READS", "WRITES", "REGISTRY_PREFIX",
-           "JSON_OPTIONS", "side_names", "metadata_option"]
+           "JSON_OPTIONS", "TYPED_SIDE", "JSON_SIDE", "INFERRED_JSON_SIDE", "READ_TARGET", "WRITE_TARGET",
+           "side_names", "metadata_option"]
 
 
 class Use(enum.Enum):
@@ -41,6 +43,13 @@ class Use(enum.Enum):
 READS = frozenset({Use.BATCH_READ, Use.STREAM_READ})
 WRITES = frozenset({Use.BATCH_WRITE, Use.STREAM_WRITE})
 
+# What an option needs among the others (Option.needs): a key or value typed by keyFormat / valueFormat, one of
+# plain JSON, or one of plain JSON read with no schema (its schema inferred).
+TYPED_SIDE, JSON_SIDE, INFERRED_JSON_SIDE = "typed side", "plain JSON side", "inferred plain JSON side"
+# What an option names (Option.target): the topics a read reads (exactly one such option is given), the topic a
+# write writes. Options naming both define a view that is read and written (spark/sql/definition.py).
+READ_TARGET, WRITE_TARGET = "read", "write"
+
 
 @dataclass(frozen=True)
 class Option:
@@ -56,6 +65,8 @@ class Option:
     prefix: bool = False  # the row stands for every key starting with its name's prefix (schema.registry.*)
     ignored_in: frozenset = frozenset()  # uses that accept it and ignore it with a warning, as Spark's source does
     added_by_spark: str | None = None  # Spark itself puts it into the options: "streaming write", "catalog table"
+    needs: str | None = None  # TYPED_SIDE, JSON_SIDE, INFERRED_JSON_SIDE: refused without such a key or value
+    target: str | None = None  # READ_TARGET, WRITE_TARGET: it names what a read or a write is of
 
     @property
     def key(self) -> str:
@@ -155,21 +166,21 @@ _TO_JSON = ("timestampFormat", "dateFormat", "timeZone", "ignoreNullFields")
 
 def _json(name: str) -> Option:
     if name not in _TO_JSON:
-        return _read(name, doc=page.JSON_OPTIONS, refused={WRITES: _JSON_READ})
+        return _read(name, doc=page.JSON_OPTIONS, needs=JSON_SIDE, refused={WRITES: _JSON_READ})
     if name == "ignoreNullFields":
-        return option(name, _ANY_WRITE, doc=page.JSON_OPTIONS, refused={
+        return option(name, _ANY_WRITE, doc=page.JSON_OPTIONS, needs=JSON_SIDE, refused={
             READS: "it says whether to_json writes null fields; a read takes what the JSON text holds"})
-    return option(name, _EVERY, doc=page.JSON_OPTIONS)
+    return option(name, _EVERY, doc=page.JSON_OPTIONS, needs=JSON_SIDE)
 
 
 # -- the table -------------------------------------------------------------------------------------------------------
 OPTIONS: tuple[Option, ...] = (
     # what a read reads
     _read("subscribe", v.names_of("topic"), doc=page.SUBSCRIPTION, uses=_ANY_READ | {Use.METADATA},
-          tables=("topics", "partitions", "group_offsets")),
+          tables=("topics", "partitions", "group_offsets"), target=READ_TARGET),
     _read("subscribePattern", v.pattern, doc=page.SUBSCRIPTION, uses=_ANY_READ | {Use.METADATA},
-          tables=("topics", "partitions", "group_offsets")),
-    _read("assign", v.assignment, doc=page.SUBSCRIPTION),
+          tables=("topics", "partitions", "group_offsets"), target=READ_TARGET),
+    _read("assign", v.assignment, doc=page.SUBSCRIPTION, target=READ_TARGET),
     # where it starts and ends
     _read("startingOffsets", v.offsets_spec(group=True), doc=page.OFFSETS),
     _read("endingOffsets", v.offsets_spec(group=False), doc=page.OFFSETS, uses={Use.BATCH_READ, Use.VIEW},
@@ -206,7 +217,8 @@ OPTIONS: tuple[Option, ...] = (
     _read("groupIdPrefix", doc=page.GROUP_ID),
     _read("maxDecompressedBytes", v.positive_int, doc=page.DECOMPRESSED),
     # writes
-    option("topic", _ANY_WRITE, v.non_empty("must name a topic when given"), doc=page.TOPIC, refused={
+    option("topic", _ANY_WRITE, v.non_empty("must name a topic when given"), doc=page.TOPIC, target=WRITE_TARGET,
+           refused={
         READS: "it names the topic of a write; a read names its topics with 'subscribe', 'subscribePattern' or "
                "'assign'"}),
     option("deliveryGuarantee", _ANY_WRITE, v.delivery_guarantee, v.AT_LEAST_ONCE, doc=page.DELIVERY, refused={
@@ -221,26 +233,28 @@ OPTIONS: tuple[Option, ...] = (
     # typed keys and values (payloads.py)
     *_side_rows("value"), *_side_rows("key"),
     # (named schema.registry.url, for the "did you mean" of a misspelt one; the registry client reads them all)
-    option("schema.registry.url", _EVERY, prefix=True, doc=page.TYPED),
-    _read("mode", v.read_mode, doc=page.TYPED, refused={
+    option("schema.registry.url", _EVERY, prefix=True, doc=page.TYPED, needs=TYPED_SIDE),
+    _read("mode", v.read_mode, doc=page.TYPED, needs=TYPED_SIDE, refused={
         WRITES: "it says what a read does with a record that does not decode; a write fails on a row that does not "
                 "fit its schema, naming the row and field"}),
-    _read("columnNameOfCorruptRecord", doc=page.TYPED, refused={
+    _read("columnNameOfCorruptRecord", doc=page.TYPED, needs=TYPED_SIDE, refused={
         WRITES: "it names the column where a PERMISSIVE read keeps records that do not decode"}),
-    option("auto.register.schemas", _ANY_WRITE, v.boolean, False, doc=page.TYPED, refused={
+    option("auto.register.schemas", _ANY_WRITE, v.boolean, False, doc=page.TYPED, needs=TYPED_SIDE, refused={
         READS: "it registers the schema a write encodes with; a read decodes with the subject's schema (or "
                "valueSchema) and each record's writer schema by id"}),
-    option("use.latest.version", _ANY_WRITE, v.boolean, True, doc=page.TYPED, refused={
+    option("use.latest.version", _ANY_WRITE, v.boolean, True, doc=page.TYPED, needs=TYPED_SIDE, refused={
         READS: "it chooses the schema a write encodes with; a read uses the subject's latest version unless "
                "valueSchemaVersion names one"}),
     # plain JSON: from_json's and to_json's options, and a schema inferred and evolving (inference.py)
     *(_json(name) for name in JSON_OPTIONS),
-    _read("samplingRecords", v.positive_int, 1_000, doc=page.JSON_INFERENCE, refused={WRITES: _INFERENCE}),
-    _read("samplingTimeoutMs", v.positive_int, 30_000, doc=page.JSON_INFERENCE, refused={WRITES: _INFERENCE}),
+    _read("samplingRecords", v.positive_int, 1_000, doc=page.JSON_INFERENCE, refused={WRITES: _INFERENCE},
+          needs=INFERRED_JSON_SIDE),
+    _read("samplingTimeoutMs", v.positive_int, 30_000, doc=page.JSON_INFERENCE, refused={WRITES: _INFERENCE},
+          needs=INFERRED_JSON_SIDE),
     _read("schemaLocation", v.schema_location, doc=page.JSON_INFERENCE, uses={Use.STREAM_READ, Use.VIEW},
-          refused={Use.BATCH_READ: _EVOLUTION, WRITES: _INFERENCE}),
+          refused={Use.BATCH_READ: _EVOLUTION, WRITES: _INFERENCE}, needs=INFERRED_JSON_SIDE),
     _read("schemaEvolutionMode", v.evolution_mode, doc=page.JSON_INFERENCE, uses={Use.STREAM_READ, Use.VIEW},
-          refused={Use.BATCH_READ: _EVOLUTION, WRITES: _INFERENCE}),
+          refused={Use.BATCH_READ: _EVOLUTION, WRITES: _INFERENCE}, needs=INFERRED_JSON_SIDE),
     # the metadata tables (spark/metadata/)
     option("metadata", {Use.METADATA, Use.VIEW}, v.metadata_table, doc=page.METADATA, refused={
         Use.STREAM_READ: f"the metadata tables ({', '.join(TABLES)}) are batch-only snapshots of the cluster: read "

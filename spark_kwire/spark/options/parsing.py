@@ -21,7 +21,7 @@ from spark_kwire.client.settings.secret import Secret, is_sensitive_key
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options.names import BY_KEY, READS, Use
 from spark_kwire.spark.options.payloads import TypedOptions, parse_typed
-from spark_kwire.spark.options.rules import check_names, given, ignored_in, kafka_refused, value
+from spark_kwire.spark.options.rules import SUBSCRIPTIONS, check_names, given, ignored_in, kafka_refused, value
 from spark_kwire.spark.options.security import parse_delegation_token
 from spark_kwire.spark.options.values import AT_LEAST_ONCE, EARLIEST, EXACTLY_ONCE, LATEST
 
@@ -99,11 +99,12 @@ class Subscription:
 
 
 def parse_subscription(options: Mapping[str, str]) -> Subscription:
-    given_kinds = [name for name in ("subscribe", "subscribePattern", "assign") if given(options, name)]
+    given_kinds = [name for name in SUBSCRIPTIONS if given(options, name)]
     if len(given_kinds) != 1:
         which = "none was given" if not given_kinds else f"got {', '.join(given_kinds)}"
+        quoted = [f"'{name}'" for name in SUBSCRIPTIONS]
         raise KwireOptionError(
-            f"Exactly one of the options 'subscribe', 'subscribePattern' or 'assign' must be set ({which}): "
+            f"Exactly one of the options {', '.join(quoted[:-1])} or {quoted[-1]} must be set ({which}): "
             "subscribe='topic1,topic2', subscribePattern='topic.*', or assign='{\"topic\":[0,1]}'."
         )
     kind = given_kinds[0]

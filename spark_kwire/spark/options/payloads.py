@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options.inference import parse_evolution, parse_sampling, refuse_without_json
-from spark_kwire.spark.options.names import BY_KEY, JSON_OPTIONS, REGISTRY_PREFIX, Use, side_names
-from spark_kwire.spark.options.rules import given, value
+from spark_kwire.spark.options.names import JSON_SIDE, REGISTRY_PREFIX, TYPED_SIDE, Use, side_names
+from spark_kwire.spark.options.rules import given, given_needing, needing, raw, value
 from spark_kwire.spark.options.values import FAILFAST, PERMISSIVE, TYPED_FORMAT_NAMES
 
 if TYPE_CHECKING:
@@ -34,10 +34,8 @@ SIDES = ("key", "value")
 DEFAULT_CORRUPT_COLUMN = "_corrupt_record"  # Spark's spark.sql.columnNameOfCorruptRecord default
 _KAFKA_COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers")
 # from_json's options a read takes and to_json's a write takes, as the table says
-_JSON_OF = {write: tuple(n for n in JSON_OPTIONS if BY_KEY[n.lower()].applies_to(use))
+_JSON_OF = {write: tuple(r.name for r in needing(JSON_SIDE) if r.applies_to(use))
             for write, use in ((False, Use.BATCH_READ), (True, Use.BATCH_WRITE))}
-# options of typed sides that are not a side's own: refused when both sides are binary
-_TYPED_ONLY = ("mode", "columnnameofcorruptrecord", "auto.register.schemas", "use.latest.version")
 
 
 def _format_traits(fmt: str) -> tuple[bool, bool]:
@@ -142,7 +140,7 @@ def _json_side(opts: Mapping[str, Any], side: str, *, write: bool) -> SideSpec:
 
 def _json_options(opts: Mapping[str, Any], typed_formats: dict[str, str], *, write: bool) -> tuple:
     """The JSON options given, checked to have a JSON side to apply to."""
-    options = tuple((name, opts[name.lower()]) for name in _JSON_OF[write] if given(opts, name))
+    options = tuple((name, raw(opts, name)) for name in _JSON_OF[write] if given(opts, name))
     if options and "json" not in typed_formats.values():
         raise KwireOptionError(f"Option '{options[0][0]}' applies to plain JSON: set 'valueFormat' (or 'keyFormat') "
                                f"to json.")
@@ -166,12 +164,11 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
         _json_options(opts, {}, write=write)
         if not write:
             refuse_without_json(opts)
-        for key in opts:
-            if key.startswith(REGISTRY_PREFIX) or key in _TYPED_ONLY:
-                shown = key if key.startswith(REGISTRY_PREFIX) else BY_KEY[key].name
-                raise KwireOptionError(
-                    f"Option '{shown}' applies only to typed keys or values: set 'valueFormat' (or 'keyFormat') "
-                    f"to one of {', '.join(TYPED_FORMAT_NAMES)}.")
+        for key, option in given_needing(opts, TYPED_SIDE):
+            shown = key if option.prefix else option.name
+            raise KwireOptionError(
+                f"Option '{shown}' applies only to typed keys or values: set 'valueFormat' (or 'keyFormat') "
+                f"to one of {', '.join(TYPED_FORMAT_NAMES)}.")
         return None
     sides = tuple(_side(opts, side, formats[side], write=write) for side in ("value", "key") if side in typed)
     registry = _registry(opts)

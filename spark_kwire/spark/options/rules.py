@@ -12,10 +12,12 @@ import difflib
 from typing import Any, Iterable, Mapping
 
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.options.names import BY_KEY, KAFKA_REFUSED, OPTIONS, READS, WRITES, Option, Use
+from spark_kwire.spark.options.names import BY_KEY, KAFKA_REFUSED, OPTIONS, READ_TARGET, READS, WRITE_TARGET, \
+    WRITES, Option, Use
 
-__all__ = ["row", "value", "given", "accepted", "check_names", "metadata_options", "check_metadata_names",
-           "kafka_refused", "ignored_in", "spark_keys", "READ_ONLY", "WRITE_ONLY"]
+__all__ = ["row", "value", "raw", "given", "given_needing", "names_read", "names_write", "accepted", "check_names",
+           "metadata_options", "check_metadata_names", "kafka_refused", "ignored_in", "spark_keys", "needing",
+           "SUBSCRIPTIONS", "READ_ONLY", "WRITE_ONLY"]
 
 _PREFIXED = tuple(r for r in OPTIONS if r.prefix)
 
@@ -32,12 +34,46 @@ def row(key: str) -> Option | None:
 def value(opts: Mapping[str, Any], name: str) -> Any:
     """Option ``name`` of ``opts`` (lower-case keys) read by its row's parser, or the row's default when absent."""
     option = BY_KEY[name.lower()]
-    raw = opts.get(option.key)
-    return option.default if raw is None else option.parse(option.name, raw)
+    given_value = opts.get(option.key)
+    return option.default if given_value is None else option.parse(option.name, given_value)
+
+
+def raw(opts: Mapping[str, Any], name: str) -> Any:
+    """Option ``name`` of ``opts`` (lower-case keys) as given, unparsed (None when absent): for a value another
+    layer reads (from_json's options), or one judged where it is used."""
+    return opts.get(BY_KEY[name.lower()].key)
 
 
 def given(opts: Mapping[str, Any], name: str) -> bool:
-    return name.lower() in opts
+    """Whether ``opts`` (lower-case keys) gives option ``name`` (a name of the table: a KeyError otherwise)."""
+    return BY_KEY[name.lower()].key in opts
+
+
+def needing(what: str) -> tuple[Option, ...]:
+    """The rows that need ``what`` among the other options (names.TYPED_SIDE, JSON_SIDE, INFERRED_JSON_SIDE)."""
+    return tuple(r for r in OPTIONS if r.needs == what)
+
+
+def given_needing(opts: Mapping[str, Any], what: str) -> list[tuple[str, Option]]:
+    """(key as given, row) of the options of ``opts`` (lower-case keys) that need ``what``, in the order given."""
+    found = [(key, row(key)) for key in opts if not key.startswith("kafka.")]
+    return [(key, option) for key, option in found if option is not None and option.needs == what]
+
+
+#: The documented names of the options that name the topics a read reads (exactly one of them is given).
+SUBSCRIPTIONS = tuple(r.name for r in OPTIONS if r.target == READ_TARGET)
+_WRITE_TARGETS = frozenset(r.key for r in OPTIONS if r.target == WRITE_TARGET)
+
+
+def names_read(options: Mapping[str, Any]) -> bool:
+    """The options (any case) name topics to read."""
+    keys = {k.lower() for k in SUBSCRIPTIONS}
+    return any(k.lower() in keys for k in options)
+
+
+def names_write(options: Mapping[str, Any]) -> bool:
+    """The options (any case) name the topic to write."""
+    return any(k.lower() in _WRITE_TARGETS for k in options)
 
 
 def _in_order(uses: Iterable[Use]) -> list[Use]:

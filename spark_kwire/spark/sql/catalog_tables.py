@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.options.rules import spark_keys
+from spark_kwire.spark.options.rules import given, spark_keys
 
 # Keys Spark adds to a catalog table's options at CREATE TABLE (besides an ``option.<name>`` copy of each option).
 _SPARK_TABLE_KEYS = spark_keys("catalog table")
@@ -34,7 +34,7 @@ class CatalogTableError(KwireOptionError):
 
 def is_table_creation(options: Mapping[str, str]) -> bool:
     """Spark is creating a catalog table (CREATE TABLE ... USING kwire, without a column list)."""
-    return "provider" in {k.lower() for k in options}
+    return given({k.lower(): v for k, v in options.items()}, "provider")
 
 
 def refuse_table_creation() -> CatalogTableError:

@@ -4,9 +4,10 @@ Spark asks a source for its schema with the options of `load()` and of `CREATE T
 before it is known whether a read (a batch or a stream) or a write (`INSERT INTO` the view) follows. There kwire
 refuses what is wrong whatever the use (an unknown option, a bad value), and judges the read's or the write's
 own options when that use happens (``Use.VIEW`` in the table of options, :mod:`spark_kwire.spark.options.names`).
-Options name a read with 'subscribe', 'subscribePattern' or 'assign' and a write with 'topic'; options naming both
-define a view used both ways, whose reads leave the write's options aside and whose writes leave the read's (the
-table says which those are: :data:`~spark_kwire.spark.options.rules.READ_ONLY`, ``WRITE_ONLY``).
+Options name a read with 'subscribe', 'subscribePattern' or 'assign' and a write with 'topic' (the table's
+``target``); options naming both define a view used both ways, whose reads leave the write's options aside and
+whose writes leave the read's (the table says which those are: :data:`~spark_kwire.spark.options.rules.READ_ONLY`,
+``WRITE_ONLY``).
 """
 
 from __future__ import annotations
@@ -16,18 +17,12 @@ from typing import Mapping
 
 from spark_kwire.spark.options.names import Use
 from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
-from spark_kwire.spark.options.rules import READ_ONLY, WRITE_ONLY, check_names
-
-_SUBSCRIPTIONS = ("subscribe", "subscribepattern", "assign")
-
-
-def names_read(options: Mapping[str, str]) -> bool:
-    return any(k.lower() in _SUBSCRIPTIONS for k in options)
+from spark_kwire.spark.options.rules import READ_ONLY, WRITE_ONLY, check_names, names_read, names_write
 
 
 def names_both(options: Mapping[str, str]) -> bool:
     """The options name topics to read and the topic to write: a view that is read and written."""
-    return names_read(options) and any(k.lower() == "topic" for k in options)
+    return names_read(options) and names_write(options)
 
 
 def _without(options: Mapping[str, str], names: set[str]) -> dict[str, str]:
