@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from spark_kwire.formats.json.inference.infer import infer_schema
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options.parsing import ReadOptions
-from spark_kwire.spark.typed.plain_json.evolution import parse_sampling
+from spark_kwire.spark.options.inference import parse_sampling
 from spark_kwire.spark.typed.plain_json.sampling import sample_values
 from spark_kwire.spark.typed.spark_types import spark_type
 

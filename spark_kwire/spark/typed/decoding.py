@@ -26,8 +26,9 @@ from spark_kwire.client.registry.errors import SchemaNotFoundError
 from spark_kwire.formats.errors import DecodeError, SchemaError
 from spark_kwire.spark.capabilities import TIME_TYPE
 from spark_kwire.spark.errors import KwireRecordDecodeError, KwireSchemaError
+from spark_kwire.spark.options.payloads import TypedOptions
 from spark_kwire.spark.schema import CORRUPT_RECORD_TYPE
-from spark_kwire.spark.typed.options import TypedOptions
+from spark_kwire.spark.typed.payload_formats import payload_format
 from spark_kwire.spark.typed.schemas import ResolvedSide, registry_client
 from spark_kwire.spark.typed.spark_types import conform, expected_arrow_type
 
@@ -44,7 +45,7 @@ class SideDecoder:
     def __init__(self, resolved: ResolvedSide, registry: RegistryConfig | None) -> None:
         spec = resolved.spec
         self.resolved = resolved
-        self.payload = spec.payload
+        self.payload = payload_format(spec.format)
         self.registry = registry
         self.decoder = self.payload.decoder(resolved.schema, resolved.references, spec.message_name, bool(TIME_TYPE))
         self.target = expected_arrow_type(resolved.spark_type)
@@ -115,7 +116,7 @@ class SideDecoder:
         sid = f"schema id {schema_id}" if schema_id >= 0 else "no schema id: its framing is wrong"
         message = getattr(self.decoder, "message", None)  # Protobuf: the message read, of the schema's file
         read_as = f", message {message.full_name} ({spec.option('message')} chooses another)" \
-            if spec.payload.uses_message_name and message is not None else ""
+            if payload_format(spec.format).uses_message_name and message is not None else ""
         return KwireRecordDecodeError(
             f"The {spec.side} of the record at {where(row)} ({sid}) does not decode as {spec.format} with the "
             f"reader schema ({self.resolved.source}{read_as}): {reason}. With mode=PERMISSIVE such records read as "

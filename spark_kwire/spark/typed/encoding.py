@@ -16,7 +16,8 @@ import pyarrow as pa
 
 from spark_kwire.formats.errors import EncodeError
 from spark_kwire.spark.errors import KwireWriteError
-from spark_kwire.spark.typed.options import FAILFAST, TypedOptions
+from spark_kwire.spark.options.payloads import FAILFAST, TypedOptions
+from spark_kwire.spark.typed.payload_formats import payload_format
 from spark_kwire.spark.typed.schemas import ResolvedSide
 from spark_kwire.spark.typed.spark_types import for_encoder
 
@@ -35,10 +36,10 @@ def _encoder(resolved: ResolvedSide, typed: TypedOptions):
             if spec.format == "json":
                 from spark_kwire.spark.typed.plain_json.sides import json_options
 
-                encoder = spec.payload.encoder("", 0, json_options=json_options(typed, for_write=True))
+                encoder = payload_format(spec.format).encoder("", 0, json_options=json_options(typed, for_write=True))
             else:
-                encoder = spec.payload.encoder(resolved.schema, resolved.schema_id, resolved.references,
-                                               spec.message_name)
+                encoder = payload_format(spec.format).encoder(resolved.schema, resolved.schema_id,
+                                                              resolved.references, spec.message_name)
             _encoders[key] = encoder
         return encoder
 

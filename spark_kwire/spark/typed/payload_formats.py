@@ -15,12 +15,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from spark_kwire.spark.errors import KwireOptionError
+from spark_kwire.spark.options.values import FORMAT_NAMES, TYPED_FORMAT_NAMES
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-FORMAT_NAMES = ("binary", "avro", "protobuf", "json-schema", "json")
-TYPED_FORMAT_NAMES = FORMAT_NAMES[1:]
 
 __all__ = ["PayloadFormat", "payload_format", "FORMAT_NAMES", "TYPED_FORMAT_NAMES"]
 

@@ -27,7 +27,8 @@ from spark_kwire.client.registry.subject_names import subject_name_strategy
 from spark_kwire.formats.errors import MissingReferenceError, SchemaError, TypeMismatchError
 from spark_kwire.spark.capabilities import TIME_TYPE
 from spark_kwire.spark.errors import KwireOptionError, KwireSchemaError
-from spark_kwire.spark.typed.options import SideSpec, TypedOptions
+from spark_kwire.spark.options.payloads import SideSpec, TypedOptions
+from spark_kwire.spark.typed.payload_formats import payload_format
 from spark_kwire.spark.typed.spark_types import arrow_type_for_write, spark_type
 
 __all__ = ["ResolvedSide", "resolve_read", "resolve_write", "registry_client", "view_write_types"]
@@ -76,10 +77,10 @@ def _fetch(client: RegistryClient, spec: SideSpec, subject: str, why: str):
     except RegistryError as e:
         raise KwireSchemaError(f"Cannot get the schema of {spec.option('format')}={spec.format} from the schema "
                                f"registry: {e}. (Subject {subject!r}: {why}.)") from None
-    if registered.schema_type != spec.payload.registry_type:
+    if registered.schema_type != payload_format(spec.format).registry_type:
         raise KwireSchemaError(f"Subject {subject!r} version {registered.version} (schema id {registered.schema_id})"
                                f" is a {registered.schema_type} schema, but {spec.option('format')} is "
-                               f"'{spec.format}' ({spec.payload.registry_type}).")
+                               f"'{spec.format}' ({payload_format(spec.format).registry_type}).")
     return registered, references
 
 
@@ -99,7 +100,7 @@ def _reader_subjects(spec: SideSpec, topics: list[str]) -> dict[str, str]:
 
 def _typed_columns(spec: SideSpec, text: str, references: References, schema_id, source: str) -> ResolvedSide:
     try:
-        decoder = spec.payload.decoder(text, references, spec.message_name, bool(TIME_TYPE))
+        decoder = payload_format(spec.format).decoder(text, references, spec.message_name, bool(TIME_TYPE))
     except MissingReferenceError as e:
         hint = (f" A schema given in '{spec.option('schema')}' has no references (Protobuf's google/protobuf/*.proto "
                 f"imports need none): read with the subject's registered schema, whose references the registry "
@@ -130,7 +131,7 @@ def _json_columns(spec: SideSpec, typed: TypedOptions, text: str, source: str) -
     from spark_kwire.spark.typed.plain_json.sides import json_options
 
     try:
-        decoder = spec.payload.decoder(text, json_options=json_options(typed, for_write=False))
+        decoder = payload_format(spec.format).decoder(text, json_options=json_options(typed, for_write=False))
         column_type = spark_type(decoder.arrow_type)
     except SchemaError as e:
         raise KwireSchemaError(f"The {spec.side} schema ({source}) cannot be read as JSON: {e}") from None
@@ -228,13 +229,14 @@ def _resolve_write_side(spec: SideSpec, typed: TypedOptions, schema: T.StructTyp
         from spark_kwire.spark.typed.plain_json.sides import json_options
 
         try:
-            spec.payload.encoder("", 0, json_options=json_options(typed, for_write=True)).check(arrow_type)
+            encoder = payload_format(spec.format).encoder("", 0, json_options=json_options(typed, for_write=True))
+            encoder.check(arrow_type)
         except (TypeMismatchError, SchemaError) as e:
             raise KwireSchemaError(f"Column '{spec.side}' cannot be written as JSON: {e}. Nothing was written.") \
                 from None
         return ResolvedSide(spec, "", (), None, "to_json of the column")
     client = registry_client(typed.registry)
-    payload = spec.payload
+    payload = payload_format(spec.format)
     chosen, subject = spec.schema, None
     if chosen is None and (typed.auto_register or not typed.use_latest) and spec.version is None:
         try:

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from spark_kwire.formats.errors import SchemaError
 from spark_kwire.spark.errors import KwireOptionError, KwireSchemaError
-from spark_kwire.spark.typed.options import DEFAULT_CORRUPT_COLUMN, SideSpec, TypedOptions
+from spark_kwire.spark.options.payloads import DEFAULT_CORRUPT_COLUMN, SideSpec, TypedOptions
 
 __all__ = ["inferred_schema", "with_recorded_version", "record_first_version", "duplicate_names",
            "inference_options"]

@@ -3,79 +3,48 @@ come from, the schema registry, and what a read does with a record that does not
 
 Names follow Confluent's clients where they have one (``schema.registry.<key>`` with the registry client's keys,
 ``value.subject.name.strategy``, ``auto.register.schemas``, ``use.latest.version``) and Spark's ``from_avro``
-otherwise (``mode``, ``columnNameOfCorruptRecord``). Plain JSON (``json``) takes ``from_json`` / ``to_json``'s own
-options (``JSON_READ_OPTIONS``, ``JSON_WRITE_OPTIONS``, kept raw in ``TypedOptions.json`` for the format layer) and
-no registry; a read of JSON sides only is PERMISSIVE by default, as ``from_json`` is. Parsing here checks the
+otherwise (``mode``, ``columnNameOfCorruptRecord``); each is a row of the table (:mod:`.names`). Plain JSON
+(``json``) takes ``from_json`` / ``to_json``'s own options (kept raw in ``TypedOptions.json`` for the format layer)
+and no registry; a read of JSON sides only is PERMISSIVE by default, as ``from_json`` is. Parsing here checks the
 options alone; what needs the registry (a subject's schema, a record name, the fit of a DataFrame) is resolved by
-``schemas.py``.
+``spark/typed/schemas.py``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Mapping
 
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.typed.payload_formats import FORMAT_NAMES, TYPED_FORMAT_NAMES, payload_format
+from spark_kwire.spark.options.inference import parse_evolution, parse_sampling, refuse_without_json
+from spark_kwire.spark.options.names import JSON_SIDE, REGISTRY_PREFIX, TYPED_SIDE, Use, side_names
+from spark_kwire.spark.options.rules import given, given_needing, needing, raw, value
+from spark_kwire.spark.options.values import FAILFAST, PERMISSIVE, TYPED_FORMAT_NAMES
 
 if TYPE_CHECKING:
     from spark_kwire.client.registry.config import RegistryConfig
 
-# (The registry client is imported where it is used: every read and write task imports this module, and a binary
-# one needs no registry.)
+# (The registry client and the format layer are imported where they are used: every read and write task imports
+# this module, and a binary one needs neither.)
 
-__all__ = ["SideSpec", "TypedOptions", "parse_typed", "TYPED_READ_OPTIONS", "TYPED_WRITE_OPTIONS", "JSON_READ_OPTIONS",
-           "JSON_WRITE_OPTIONS",
-           "REGISTRY_PREFIX", "TYPED_NOT_FOR_READS", "TYPED_NOT_FOR_WRITES", "FAILFAST", "PERMISSIVE",
-           "JSON_SAMPLING_OPTIONS", "JSON_STREAM_OPTIONS", "TYPED_NOT_FOR_BATCH_READS"]
+__all__ = ["SideSpec", "TypedOptions", "parse_typed", "REGISTRY_PREFIX", "FAILFAST", "PERMISSIVE",
+           "DEFAULT_CORRUPT_COLUMN", "SIDES"]
 
 SIDES = ("key", "value")
-REGISTRY_PREFIX = "schema.registry."
-FAILFAST, PERMISSIVE = "FAILFAST", "PERMISSIVE"
 DEFAULT_CORRUPT_COLUMN = "_corrupt_record"  # Spark's spark.sql.columnNameOfCorruptRecord default
 _KAFKA_COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers")
+# from_json's options a read takes and to_json's a write takes, as the table says
+_JSON_OF = {write: tuple(r.name for r in needing(JSON_SIDE) if r.applies_to(use))
+            for write, use in ((False, Use.BATCH_READ), (True, Use.BATCH_WRITE))}
 
 
-def _names(side: str) -> dict[str, str]:
-    return {"format": f"{side}Format", "schema": f"{side}Schema", "version": f"{side}SchemaVersion",
-            "record": f"{side}RecordName", "message": f"{side}MessageName",
-            "strategy": f"{side}.subject.name.strategy"}
+def _format_traits(fmt: str) -> tuple[bool, bool]:
+    """(whether its values are framed with a registry id, whether its schemas hold several messages, Protobuf's
+    valueMessageName choosing one), as the format layer says of format ``fmt``."""
+    from spark_kwire.formats.payload import payload_format
 
-
-# from_json's options (formats/json/options.py reads them), and to_json's
-JSON_READ_OPTIONS = ["allowComments", "allowUnquotedFieldNames", "allowSingleQuotes", "allowNumericLeadingZeros",
-                     "allowNonNumericNumbers", "timestampFormat", "dateFormat", "timeZone", "rescuedDataColumn",
-                     "primitivesAsString", "prefersDecimal", "dropFieldIfAllNull"]
-JSON_WRITE_OPTIONS = ["timestampFormat", "dateFormat", "timeZone", "ignoreNullFields"]
-# a JSON side read with no schema: how its records are sampled at load() (json_sampling.py), and, in streams only,
-# where its inferred schema's versions are kept and what a stream does with new fields (evolution.py)
-JSON_SAMPLING_OPTIONS = ["samplingRecords", "samplingTimeoutMs"]
-JSON_STREAM_OPTIONS = ["schemaLocation", "schemaEvolutionMode"]
-# (schema.registry.url stands for every schema.registry.* option: named here, a misspelt one gets a "did you mean")
-_BOTH = [name for side in ("value", "key") for name in _names(side).values()] + ["schema.registry.url"]
-TYPED_READ_OPTIONS = _BOTH + ["mode", "columnNameOfCorruptRecord"] + JSON_READ_OPTIONS + JSON_SAMPLING_OPTIONS
-TYPED_WRITE_OPTIONS = _BOTH + ["auto.register.schemas", "use.latest.version"] + JSON_WRITE_OPTIONS
-TYPED_NOT_FOR_WRITES = {
-    "mode": "it says what a read does with a record that does not decode; a write fails on a row that does not "
-            "fit its schema, naming the row and field",
-    "columnnameofcorruptrecord": "it names the column where a PERMISSIVE read keeps records that do not decode",
-    **{name.lower(): "it says how from_json reads JSON text; to_json writes a value's fields as they are"
-       for name in JSON_READ_OPTIONS if name not in JSON_WRITE_OPTIONS},
-    **{name.lower(): "it says how a read infers the schema of JSON text; a write takes its column's own type"
-       for name in JSON_SAMPLING_OPTIONS + JSON_STREAM_OPTIONS},
-}
-TYPED_NOT_FOR_BATCH_READS = {name.lower(): "it applies to streaming reads (readStream) of valueFormat=json with no "
-                                           "valueSchema only: a batch read infers its schema once, at load()"
-                             for name in JSON_STREAM_OPTIONS}
-TYPED_NOT_FOR_READS = {
-    "auto.register.schemas": "it registers the schema a write encodes with; a read decodes with the subject's "
-                             "schema (or valueSchema) and each record's writer schema by id",
-    "use.latest.version": "it chooses the schema a write encodes with; a read uses the subject's latest version "
-                          "unless valueSchemaVersion names one",
-    "ignorenullfields": "it says whether to_json writes null fields; a read takes what the JSON text holds",
-}
+    entry = payload_format(fmt)
+    return entry.schema_type is not None, "message_name" in entry.decoder_options
 
 
 @dataclass(frozen=True)
@@ -92,11 +61,7 @@ class SideSpec:
 
     def option(self, what: str) -> str:
         """The documented name of this side's option ``what`` (format, schema, version, record, message...)."""
-        return _names(self.side)[what]
-
-    @property
-    def payload(self):
-        return payload_format(self.format)
+        return side_names(self.side)[what]
 
 
 @dataclass(frozen=True)
@@ -124,99 +89,35 @@ class TypedOptions:
         return tuple(s.side for s in self.sides)
 
 
-def _bool(opts: Mapping[str, Any], name: str, default: bool) -> bool:
-    raw = opts.get(name.lower())
-    if raw is None:
-        return default
-    value = str(raw).strip().lower()
-    if value not in ("true", "false"):
-        raise KwireOptionError(f"Option '{name}' must be 'true' or 'false', got {raw!r}.")
-    return value == "true"
-
-
-def _format(opts: Mapping[str, Any], side: str) -> str:
-    name = _names(side)["format"]
-    raw = opts.get(name.lower())
-    if raw is None:
-        return "binary"
-    value = str(raw).strip().lower().replace("_", "-")
-    if value == "jsonschema":
-        value = "json-schema"
-    if value not in FORMAT_NAMES:
-        raise KwireOptionError(f"Option '{name}' must be one of {', '.join(FORMAT_NAMES)} (default binary; json is "
-                               f"plain JSON text, json-schema Confluent's framed JSON Schema), got {raw!r}.")
-    return value
-
-
-def _version(opts: Mapping[str, Any], name: str) -> int | None:
-    raw = opts.get(name.lower())
-    if raw is None or str(raw).strip().lower() == "latest":
-        return None
-    try:
-        version = int(str(raw).strip())
-    except ValueError:
-        version = 0
-    if version < 1:
-        raise KwireOptionError(f"Option '{name}' must be a registered version number (1, 2, ...) or 'latest', "
-                               f"got {raw!r}.")
-    return version
-
-
-def _strategy(opts: Mapping[str, Any], name: str) -> str:
-    from spark_kwire.client.registry.errors import RegistryConfigError
-    from spark_kwire.client.registry.subject_names import STRATEGY_NAMES, subject_name_strategy
-
-    raw = opts.get(name.lower())
-    if raw is None:
-        return "TopicNameStrategy"
-    try:
-        chosen = subject_name_strategy(raw, key=name)
-    except RegistryConfigError:
-        raise KwireOptionError(
-            f"Option '{name}' must name a subject name strategy: {', '.join(STRATEGY_NAMES)} (short names, "
-            f"Confluent's Java class names io.confluent.kafka.serializers.subject.* or confluent-kafka's function "
-            f"names), got {raw!r}.") from None
-    return next(n for n in STRATEGY_NAMES if subject_name_strategy(n) is chosen)
-
-
-def _text(opts: Mapping[str, Any], name: str) -> str | None:
-    raw = opts.get(name.lower())
-    if raw is None:
-        return None
-    if not str(raw).strip():
-        raise KwireOptionError(f"Option '{name}' must not be empty.")
-    return str(raw).strip() if name.endswith(("RecordName", "MessageName")) else str(raw)
-
-
 def _registry(opts: Mapping[str, Any]) -> "RegistryConfig | None":
     from spark_kwire.client.registry.config import RegistryConfig
     from spark_kwire.client.registry.errors import RegistryConfigError
 
-    given = {k[len(REGISTRY_PREFIX):]: v for k, v in opts.items() if k.lower().startswith(REGISTRY_PREFIX)}
-    if not given:
+    settings = {k[len(REGISTRY_PREFIX):]: v for k, v in opts.items() if k.lower().startswith(REGISTRY_PREFIX)}
+    if not settings:
         return None
     try:
-        return RegistryConfig.from_options(given)
+        return RegistryConfig.from_options(settings)
     except RegistryConfigError as e:
         raise KwireOptionError(f"{e} (the option '{REGISTRY_PREFIX}{e.key}').") from None
 
 
 def _side(opts: Mapping[str, Any], side: str, fmt: str, *, write: bool) -> SideSpec:
-    names = _names(side)
-    payload = payload_format(fmt)
-    if not payload.uses_registry:
+    names = side_names(side)
+    uses_registry, uses_message_name = _format_traits(fmt)
+    if not uses_registry:
         return _json_side(opts, side, write=write)
-    schema = _text(opts, names["schema"])
-    version = _version(opts, names["version"])
-    if schema is not None and names["version"].lower() in opts:
+    schema = value(opts, names["schema"])
+    version = value(opts, names["version"])
+    if schema is not None and given(opts, names["version"]):
         raise KwireOptionError(f"Give at most one of '{names['schema']}' (a schema given inline) and "
                                f"'{names['version']}' (a version registered under the subject).")
-    message = _text(opts, names["message"])
-    if message is not None and not payload.uses_message_name:
+    message = value(opts, names["message"])
+    if message is not None and not uses_message_name:
         raise KwireOptionError(f"Option '{names['message']}' names a Protobuf message; {names['format']} is "
                                f"'{fmt}', whose schemas hold one type.")
-    strategy, record = _strategy(opts, names["strategy"]), _text(opts, names["record"])
-    if message is None and payload.uses_message_name and record and strategy != "TopicNameStrategy":
+    strategy, record = value(opts, names["strategy"]), value(opts, names["record"])
+    if message is None and uses_message_name and record and strategy != "TopicNameStrategy":
         message = record  # a record strategy's record is the Protobuf message's full name (Confluent's rule)
     return SideSpec(side, fmt, schema=schema, version=version, strategy=strategy, record_name=record,
                     message_name=message)
@@ -224,13 +125,13 @@ def _side(opts: Mapping[str, Any], side: str, fmt: str, *, write: bool) -> SideS
 
 def _json_side(opts: Mapping[str, Any], side: str, *, write: bool) -> SideSpec:
     """A plain JSON side: its schema (reads: DDL or StructType JSON, or none), nothing of a registry."""
-    names = _names(side)
+    names = side_names(side)
     for what in ("version", "record", "message", "strategy"):
-        if names[what].lower() in opts:
+        if given(opts, names[what]):
             raise KwireOptionError(f"Option '{names[what]}' chooses a schema-registry subject or schema; "
                                    f"{names['format']}=json is plain JSON text, read with '{names['schema']}' (a "
                                    f"Spark DDL string or a StructType as JSON) and written as to_json writes.")
-    schema = _text(opts, names["schema"])
+    schema = value(opts, names["schema"])
     if write and schema is not None:
         raise KwireOptionError(f"Option '{names['schema']}' is not used by a write of {names['format']}=json: "
                                f"to_json writes the '{side}' column's own fields. Drop it.")
@@ -239,40 +140,35 @@ def _json_side(opts: Mapping[str, Any], side: str, *, write: bool) -> SideSpec:
 
 def _json_options(opts: Mapping[str, Any], typed_formats: dict[str, str], *, write: bool) -> tuple:
     """The JSON options given, checked to have a JSON side to apply to."""
-    accepted = JSON_WRITE_OPTIONS if write else JSON_READ_OPTIONS
-    given = tuple((name, opts[name.lower()]) for name in accepted if name.lower() in opts)
-    if given and "json" not in typed_formats.values():
-        raise KwireOptionError(f"Option '{given[0][0]}' applies to plain JSON: set 'valueFormat' (or 'keyFormat') to "
-                               f"json.")
-    return given
+    options = tuple((name, raw(opts, name)) for name in _JSON_OF[write] if given(opts, name))
+    if options and "json" not in typed_formats.values():
+        raise KwireOptionError(f"Option '{options[0][0]}' applies to plain JSON: set 'valueFormat' (or 'keyFormat') "
+                               f"to json.")
+    return options
 
 
 def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
     """The typed part of a read's (``write=False``) or write's options, lower-case keys; None when both key and
     value are binary (then every typed option is refused, saying what it needs)."""
-    formats = {side: _format(opts, side) for side in SIDES}
+    formats = {side: value(opts, side_names(side)["format"]) for side in SIDES}
     typed = [side for side in SIDES if formats[side] != "binary"]
     for side in SIDES:
         if formats[side] == "binary":
-            for what, name in _names(side).items():
-                if what != "format" and name.lower() in opts:
+            names = side_names(side)
+            for what, name in names.items():
+                if what != "format" and given(opts, name):
                     raise KwireOptionError(
-                        f"Option '{name}' applies only when '{_names(side)['format']}' is one of "
-                        f"{', '.join(TYPED_FORMAT_NAMES)} ({_names(side)['format']} is 'binary', the default).")
+                        f"Option '{name}' applies only when '{names['format']}' is one of "
+                        f"{', '.join(TYPED_FORMAT_NAMES)} ({names['format']} is 'binary', the default).")
     if not typed:
         _json_options(opts, {}, write=write)
         if not write:
-            from spark_kwire.spark.typed.plain_json.evolution import refuse_without_json
-
             refuse_without_json(opts)
-        for key in opts:
-            if key.startswith(REGISTRY_PREFIX) or key in ("mode", "columnnameofcorruptrecord",
-                                                          "auto.register.schemas", "use.latest.version"):
-                shown = key if key.startswith(REGISTRY_PREFIX) else {"columnnameofcorruptrecord":
-                                                                     "columnNameOfCorruptRecord"}.get(key, key)
-                raise KwireOptionError(
-                    f"Option '{shown}' applies only to typed keys or values: set 'valueFormat' (or 'keyFormat') "
-                    f"to one of {', '.join(TYPED_FORMAT_NAMES)}.")
+        for key, option in given_needing(opts, TYPED_SIDE):
+            shown = key if option.prefix else option.name
+            raise KwireOptionError(
+                f"Option '{shown}' applies only to typed keys or values: set 'valueFormat' (or 'keyFormat') "
+                f"to one of {', '.join(TYPED_FORMAT_NAMES)}.")
         return None
     sides = tuple(_side(opts, side, formats[side], write=write) for side in ("value", "key") if side in typed)
     registry = _registry(opts)
@@ -288,16 +184,9 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
 
 
 def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
-    raw = opts.get("mode")
     json_only = all(spec.format == "json" for spec in typed.sides)
-    mode = (PERMISSIVE if json_only else FAILFAST) if raw is None else str(raw).strip().upper()
-    if mode not in (FAILFAST, PERMISSIVE):
-        extra = " (DROPMALFORMED is not offered: a Kafka read never drops records silently; use PERMISSIVE " \
-                "and filter on the corrupt-record column)" if mode == "DROPMALFORMED" else ""
-        raise KwireOptionError(f"Option 'mode' must be FAILFAST or PERMISSIVE (the default is FAILFAST, as "
-                               f"from_avro's, or PERMISSIVE when only plain JSON is read, as from_json's), got "
-                               f"{raw!r}{extra}.")
-    corrupt = opts.get("columnnameofcorruptrecord")
+    mode = value(opts, "mode") or (PERMISSIVE if json_only else FAILFAST)
+    corrupt = value(opts, "columnNameOfCorruptRecord")
     if corrupt is not None and mode != PERMISSIVE:
         raise KwireOptionError("Option 'columnNameOfCorruptRecord' names the column of records that do not "
                                "decode, which only mode=PERMISSIVE keeps.")
@@ -306,7 +195,7 @@ def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
             continue
         if spec.schema is not None:  # the reader schema given inline: no subject is looked up
             for what in ("strategy", "record"):
-                if spec.option(what).lower() in opts:
+                if given(opts, spec.option(what)):
                     raise KwireOptionError(
                         f"Option '{spec.option(what)}' chooses the subject the reader schema comes from, but "
                         f"'{spec.option('schema')}' gives the reader schema inline (each record's writer schema "
@@ -320,8 +209,6 @@ def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
         if not corrupt or corrupt.lower() in {c.lower() for c in _KAFKA_COLUMNS}:
             raise KwireOptionError(f"Option 'columnNameOfCorruptRecord' must name a new column (not one of "
                                    f"{', '.join(_KAFKA_COLUMNS)}), got {corrupt!r}.")
-    from spark_kwire.spark.typed.plain_json.evolution import parse_evolution, parse_sampling
-
     sampling = parse_sampling(opts, typed.sides)
     evolution, json_given = parse_evolution(opts, typed.sides, typed.json)
     return TypedOptions(typed.sides, typed.registry, mode=mode, corrupt_column=corrupt, json=json_given,
@@ -329,8 +216,8 @@ def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
 
 
 def _write_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
-    auto = _bool(opts, "auto.register.schemas", False)
-    latest = _bool(opts, "use.latest.version", True)
+    auto = value(opts, "auto.register.schemas")
+    latest = value(opts, "use.latest.version")
     for spec in typed.sides:
         if spec.format == "json":
             continue
@@ -341,7 +228,7 @@ def _write_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
                 f"Option '{spec.option('record')}' names the subject under a record strategy, or the record of a "
                 f"schema derived from the DataFrame; here neither applies ({spec.option('strategy')} is "
                 f"TopicNameStrategy and the schema is {which}).")
-        if "use.latest.version" in opts and (spec.version is not None or spec.schema is not None) and not auto:
+        if given(opts, "use.latest.version") and (spec.version is not None or spec.schema is not None) and not auto:
             raise KwireOptionError(
                 f"use.latest.version chooses between the subject's latest version and a schema derived from the "
                 f"DataFrame; '{spec.option('version' if spec.version is not None else 'schema')}' already names "
@@ -349,7 +236,7 @@ def _write_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
         if auto and spec.version is not None:
             raise KwireOptionError(f"'{spec.option('version')}' names a version that is registered already; it "
                                    f"cannot be combined with auto.register.schemas=true.")
-        if auto and "use.latest.version" in opts and latest:
+        if auto and given(opts, "use.latest.version") and latest:
             raise KwireOptionError("use.latest.version=true writes with the subject's latest schema, which "
                                    "auto.register.schemas=true would replace by the DataFrame's; keep one.")
     return TypedOptions(typed.sides, typed.registry, auto_register=auto, use_latest=latest and not auto,
