@@ -21,9 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..columns.output import OutputColumns
-from ..decoding import raise_if_stopped, run_decode
+from ..contract.decoding import raise_if_stopped, run_decode
 from ..errors import SchemaError
-from ..results import FAILFAST, DecodeResult, check_mode
+from ..contract.results import FAILFAST, DecodeResult, check_mode
 from ..vm.codes import E_JSON_TIMESTAMP, E_OK, ROW_NULL
 from ..vm.slots import K_LIST, K_MAP, S_BASE, S_LEN, S_VALID
 from .options import JsonOptions

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as _kernels
-from ..encoding import FramedEncoder, values_size
+from ..contract.encoding import FramedEncoder, values_size
 from ..json_schema.encode_program import number_texts
 from .encode_program import JsonEncodeProgram
 from .options import JsonOptions
