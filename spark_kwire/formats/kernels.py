@@ -40,26 +40,27 @@ SOURCES = (
     "spark_kwire.formats.protobuf.kernels.decode",
     "spark_kwire.formats.protobuf.kernels.fast",
     "spark_kwire.formats.protobuf.kernels.encode",
-    "spark_kwire.formats.json_schema.kernels.floats",
-    "spark_kwire.formats.json_schema.kernels.text",
+    "spark_kwire.formats.json_text.kernels.floats",
+    "spark_kwire.formats.json_text.kernels.text",
+    "spark_kwire.formats.json_text.kernels.write",
+    "spark_kwire.formats.json_text.kernels.names",
+    "spark_kwire.formats.json_text.kernels.numbers",
+    "spark_kwire.formats.json_text.kernels.encode",
     "spark_kwire.formats.json_schema.kernels.decode",
-    "spark_kwire.formats.json_schema.kernels.encode",
     "spark_kwire.formats.json.kernels.lexer",
     "spark_kwire.formats.json.kernels.times",
-    "spark_kwire.formats.json.kernels.numbers",
     "spark_kwire.formats.json.kernels.pattern",
     "spark_kwire.formats.json.kernels.regenerate",
     "spark_kwire.formats.json.kernels.values",
     "spark_kwire.formats.json.kernels.decode",
-    "spark_kwire.formats.json.kernels.encode",
 )
 
 
 # modules whose constants the kernels have compiled in
 CONSTANTS = ("spark_kwire.formats.vm.slots", "spark_kwire.formats.vm.codes", "spark_kwire.formats.avro.opcodes",
-             "spark_kwire.formats.protobuf.opcodes", "spark_kwire.formats.json_schema.program",
-             "spark_kwire.formats.json_schema.encode_program", "spark_kwire.formats.json.program",
-             "spark_kwire.formats.json.patterns", "spark_kwire.formats.json.encode_program")
+             "spark_kwire.formats.protobuf.opcodes", "spark_kwire.formats.json_text.tables",
+             "spark_kwire.formats.json_text.patterns", "spark_kwire.formats.json_schema.program",
+             "spark_kwire.formats.json.program")
 
 
 def _add(functions: dict, name: str, kernel_names, get) -> None:
