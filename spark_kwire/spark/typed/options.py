@@ -47,7 +47,7 @@ def _names(side: str) -> dict[str, str]:
 # from_json's options (formats/json/options.py reads them), and to_json's
 JSON_READ_OPTIONS = ["allowComments", "allowUnquotedFieldNames", "allowSingleQuotes", "allowNumericLeadingZeros",
                      "allowNonNumericNumbers", "timestampFormat", "dateFormat", "timeZone", "rescuedDataColumn",
-                     "primitivesAsString", "prefersDecimal", "dropFieldIfAllNull"]
+                     "primitivesAsString", "prefersDecimal", "dropFieldIfAllNull", "inferTimestamp"]
 JSON_WRITE_OPTIONS = ["timestampFormat", "dateFormat", "timeZone", "ignoreNullFields"]
 # a JSON side read with no schema: how its records are sampled at load() (json_sampling.py), and, in streams only,
 # where its inferred schema's versions are kept and what a stream does with new fields (evolution.py)

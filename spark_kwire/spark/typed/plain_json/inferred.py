@@ -9,8 +9,8 @@ two fields whose names are the same ignoring case, at any depth, as ``spark.read
 
 Session settings: a Python data source cannot read the session's SQL settings when a DataFrame is defined
 (Spark gives its planning worker none, PySpark 4.0 to 4.3), so inference uses Spark's defaults for
-``spark.sql.caseSensitive`` (false) and ``spark.sql.timestampType`` (TIMESTAMP_LTZ); those matter only with
-inferTimestamp, which kwire does not take. The time zone is the ``timeZone`` option, else the machine's.
+``spark.sql.caseSensitive`` (false), ``spark.sql.timestampType`` (TIMESTAMP_LTZ) and ``spark.sql.timeType.enabled``
+(false); the last two matter only with inferTimestamp. The time zone is the ``timeZone`` option, else the machine's.
 """
 
 from __future__ import annotations
