@@ -24,7 +24,8 @@ from .kernels.lexer import (
     LX_ANY_ESCAPE, LX_BARE_NAMES, LX_COMMENTS, LX_CONTROL_CHARS, LX_LEADING_ZEROS, LX_NON_NUMERIC, LX_SINGLE_QUOTES
 )
 
-__all__ = ["JsonOptions", "READ_OPTIONS", "INFERENCE_OPTIONS", "WRITE_OPTIONS", "DEFAULT_CORRUPT_COLUMN", "MODES"]
+__all__ = ["JsonOptions", "READ_OPTIONS", "FROM_JSON_OPTIONS", "INFERENCE_OPTIONS", "WRITE_OPTIONS",
+           "DEFAULT_CORRUPT_COLUMN", "MODES"]
 
 DEFAULT_CORRUPT_COLUMN = "_corrupt_record"
 MODES = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")  # inference's; a read's mode is given to decode()
@@ -37,6 +38,8 @@ _READ_FLAGS = tuple(_FLAGS)[:5]
 INFERENCE_OPTIONS = ("primitivesAsString", "prefersDecimal", "dropFieldIfAllNull", "inferTimestamp")
 READ_OPTIONS = (*_READ_FLAGS, "timestampFormat", "dateFormat", "timeZone", "columnNameOfCorruptRecord",
                 "rescuedDataColumn", *INFERENCE_OPTIONS)
+# what from_json reads text with (the corrupt-record column and the inference options aside)
+FROM_JSON_OPTIONS = (*_READ_FLAGS, "timestampFormat", "dateFormat", "timeZone", "rescuedDataColumn")
 WRITE_OPTIONS = ("timestampFormat", "dateFormat", "timeZone", "ignoreNullFields")
 _TEXTS = ("timestampFormat", "dateFormat", "timeZone", "columnNameOfCorruptRecord", "rescuedDataColumn")
 _LIMITS = {"maxNestingDepth": 1000, "maxNumLen": 1000, "maxStringLen": 20_000_000}  # Jackson's, as Spark leaves them
