@@ -1,6 +1,7 @@
 """One payload format, described once: what the format registry (``payload.py``), the kernel list
 (``kernels.py``), the warm-up (``warmup.py``) and the Spark layer need to know of it. Each format package exports one
-:class:`Codec` as ``CODEC`` from its ``codec.py``; nothing else names the formats one by one.
+:class:`Codec` as ``CODEC`` from its ``codec.py``, and the registry lists them; nothing else names the formats one
+by one.
 
 A description is data and small functions: its factories import the format's modules when first called, so
 that reading the registry loads no decoder (Protobuf's need the ``protobuf`` runtime).
