@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import types
 
 import pytest
 from pyspark.sql import DataFrame
@@ -15,8 +14,9 @@ from pyspark.sql import functions as F
 from spark_kwire.formats.json.inference.infer import infer_schema
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options.parsing import ReadOptions
+from spark_kwire.spark.reading.sampling import sample_values
+from spark_kwire.spark.typed.options import SideSpec
 from spark_kwire.spark.typed.plain_json.evolution import parse_sampling
-from spark_kwire.spark.typed.plain_json.sampling import sample_values
 from spark_kwire.spark.typed.spark_types import spark_type
 
 pytestmark = pytest.mark.timeout(180)
@@ -113,7 +113,7 @@ def test_compressed_topics(bootstrap, create_topic, produce, topic_name, codec):
 
 
 def test_sampling_settings():
-    inferred = [types.SimpleNamespace(format="json", schema=None)]  # a side read as JSON with no schema
+    inferred = [SideSpec("value", "json")]  # a side read as JSON with no schema
     assert parse_sampling({}, inferred) == (1000, 30000)
     assert parse_sampling({"samplingrecords": "50", "samplingtimeoutms": "2000"}, inferred) == (50, 2000)
     with pytest.raises(KwireOptionError, match="samplingRecords"):

@@ -18,13 +18,13 @@ from typing import Any, Mapping
 from typing import TYPE_CHECKING
 
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.typed.payload_formats import FORMAT_NAMES, TYPED_FORMAT_NAMES, payload_format
 
 if TYPE_CHECKING:
     from spark_kwire.client.registry.config import RegistryConfig
+    from spark_kwire.formats.contract.codec import Codec
 
-# (The registry client is imported where it is used: every read and write task imports this module, and a binary
-# one needs no registry.)
+# (The registry client and the format registry are imported where they are used: every read and write task imports
+# this module, and a binary one needs neither.)
 
 __all__ = ["SideSpec", "TypedOptions", "parse_typed", "TYPED_READ_OPTIONS", "TYPED_WRITE_OPTIONS", "JSON_READ_OPTIONS",
            "JSON_WRITE_OPTIONS",
@@ -49,7 +49,7 @@ JSON_READ_OPTIONS = ["allowComments", "allowUnquotedFieldNames", "allowSingleQuo
                      "allowNonNumericNumbers", "timestampFormat", "dateFormat", "timeZone", "rescuedDataColumn",
                      "primitivesAsString", "prefersDecimal", "dropFieldIfAllNull", "inferTimestamp"]
 JSON_WRITE_OPTIONS = ["timestampFormat", "dateFormat", "timeZone", "ignoreNullFields"]
-# a JSON side read with no schema: how its records are sampled at load() (json_sampling.py), and, in streams only,
+# a JSON side read with no schema: how its records are sampled at load() (reading/sampling.py), and, in streams only,
 # where its inferred schema's versions are kept and what a stream does with new fields (evolution.py)
 JSON_SAMPLING_OPTIONS = ["samplingRecords", "samplingTimeoutMs"]
 JSON_STREAM_OPTIONS = ["schemaLocation", "schemaEvolutionMode"]
@@ -95,8 +95,9 @@ class SideSpec:
         return _names(self.side)[what]
 
     @property
-    def payload(self):
-        return payload_format(self.format)
+    def payload(self) -> "Codec":
+        """The format's description (``formats.payload``): its decoder, encoder, framing and capabilities."""
+        return _payload_format(self.format)
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ class TypedOptions:
     use_latest: bool = True
     resolved: tuple = ()  # of schemas.ResolvedSide, in the order of `sides`
     json: tuple = ()  # the JSON options given, (name, value) pairs as formats.json.JsonOptions.parse reads them
-    sampling: tuple = ()  # (records per partition, time bound in ms) of a JSON side's inference (json_sampling.py)
+    sampling: tuple = ()  # (records per partition, time bound in ms) of a JSON side's inference (reading/sampling.py)
     evolution: Any = None  # a stream's evolution.Evolution (schemaLocation, schemaEvolutionMode), or None
 
     def side(self, name: str) -> SideSpec | None:
@@ -122,6 +123,22 @@ class TypedOptions:
     @property
     def columns(self) -> tuple[str, ...]:
         return tuple(s.side for s in self.sides)
+
+
+def _payload_format(name: str) -> "Codec":
+    from spark_kwire.formats.payload import payload_format
+
+    return payload_format(name)
+
+
+def _typed_format_names() -> tuple[str, ...]:
+    from spark_kwire.formats.payload import FORMATS
+
+    return FORMATS
+
+
+def _format_names() -> tuple[str, ...]:
+    return ("binary", *_typed_format_names())
 
 
 def _bool(opts: Mapping[str, Any], name: str, default: bool) -> bool:
@@ -142,8 +159,8 @@ def _format(opts: Mapping[str, Any], side: str) -> str:
     value = str(raw).strip().lower().replace("_", "-")
     if value == "jsonschema":
         value = "json-schema"
-    if value not in FORMAT_NAMES:
-        raise KwireOptionError(f"Option '{name}' must be one of {', '.join(FORMAT_NAMES)} (default binary; json is "
+    if value not in _format_names():
+        raise KwireOptionError(f"Option '{name}' must be one of {', '.join(_format_names())} (default binary; json is "
                                f"plain JSON text, json-schema Confluent's framed JSON Schema), got {raw!r}.")
     return value
 
@@ -203,48 +220,57 @@ def _registry(opts: Mapping[str, Any]) -> "RegistryConfig | None":
 
 def _side(opts: Mapping[str, Any], side: str, fmt: str, *, write: bool) -> SideSpec:
     names = _names(side)
-    payload = payload_format(fmt)
+    payload = _payload_format(fmt)
     if not payload.uses_registry:
-        return _json_side(opts, side, write=write)
+        return _unregistered_side(opts, side, fmt, write=write)
     schema = _text(opts, names["schema"])
     version = _version(opts, names["version"])
     if schema is not None and names["version"].lower() in opts:
         raise KwireOptionError(f"Give at most one of '{names['schema']}' (a schema given inline) and "
                                f"'{names['version']}' (a version registered under the subject).")
     message = _text(opts, names["message"])
-    if message is not None and not payload.uses_message_name:
+    if message is not None and not payload.takes_message_name:
         raise KwireOptionError(f"Option '{names['message']}' names a Protobuf message; {names['format']} is "
                                f"'{fmt}', whose schemas hold one type.")
     strategy, record = _strategy(opts, names["strategy"]), _text(opts, names["record"])
-    if message is None and payload.uses_message_name and record and strategy != "TopicNameStrategy":
+    if message is None and payload.takes_message_name and record and strategy != "TopicNameStrategy":
         message = record  # a record strategy's record is the Protobuf message's full name (Confluent's rule)
     return SideSpec(side, fmt, schema=schema, version=version, strategy=strategy, record_name=record,
                     message_name=message)
 
 
-def _json_side(opts: Mapping[str, Any], side: str, *, write: bool) -> SideSpec:
-    """A plain JSON side: its schema (reads: DDL or StructType JSON, or none), nothing of a registry."""
+def _unregistered_side(opts: Mapping[str, Any], side: str, fmt: str, *, write: bool) -> SideSpec:
+    """A side of a format with no registry (plain JSON): its schema (reads: DDL or StructType JSON, or none)."""
     names = _names(side)
     for what in ("version", "record", "message", "strategy"):
         if names[what].lower() in opts:
             raise KwireOptionError(f"Option '{names[what]}' chooses a schema-registry subject or schema; "
-                                   f"{names['format']}=json is plain JSON text, read with '{names['schema']}' (a "
+                                   f"{names['format']}={fmt} is plain JSON text, read with '{names['schema']}' (a "
                                    f"Spark DDL string or a StructType as JSON) and written as to_json writes.")
     schema = _text(opts, names["schema"])
     if write and schema is not None:
-        raise KwireOptionError(f"Option '{names['schema']}' is not used by a write of {names['format']}=json: "
+        raise KwireOptionError(f"Option '{names['schema']}' is not used by a write of {names['format']}={fmt}: "
                                f"to_json writes the '{side}' column's own fields. Drop it.")
-    return SideSpec(side, "json", schema=schema)
+    return SideSpec(side, fmt, schema=schema)
 
 
 def _json_options(opts: Mapping[str, Any], typed_formats: dict[str, str], *, write: bool) -> tuple:
-    """The JSON options given, checked to have a JSON side to apply to."""
+    """The JSON options given, checked to have a side whose format takes them (plain JSON's)."""
     accepted = JSON_WRITE_OPTIONS if write else JSON_READ_OPTIONS
     given = tuple((name, opts[name.lower()]) for name in accepted if name.lower() in opts)
-    if given and "json" not in typed_formats.values():
-        raise KwireOptionError(f"Option '{given[0][0]}' applies to plain JSON: set 'valueFormat' (or 'keyFormat') to "
-                               f"json.")
+    payloads = [_payload_format(fmt) for fmt in typed_formats.values()]
+    for name, _value in given:
+        if not any(_takes_option(payload, name, write=write) for payload in payloads):
+            raise KwireOptionError(f"Option '{name}' applies to plain JSON: set 'valueFormat' (or 'keyFormat') to "
+                                   f"json.")
     return given
+
+
+def _takes_option(payload: "Codec", name: str, *, write: bool) -> bool:
+    """Whether a format's reads (its decoder or its schema inference) or writes take the Spark option ``name``."""
+    capabilities = payload.capabilities
+    return name in (capabilities.write_options if write else
+                    (*capabilities.read_options, *capabilities.inference_options))
 
 
 def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
@@ -258,7 +284,7 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
                 if what != "format" and name.lower() in opts:
                     raise KwireOptionError(
                         f"Option '{name}' applies only when '{_names(side)['format']}' is one of "
-                        f"{', '.join(TYPED_FORMAT_NAMES)} ({_names(side)['format']} is 'binary', the default).")
+                        f"{', '.join(_typed_format_names())} ({_names(side)['format']} is 'binary', the default).")
     if not typed:
         _json_options(opts, {}, write=write)
         if not write:
@@ -272,13 +298,13 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
                                                                      "columnNameOfCorruptRecord"}.get(key, key)
                 raise KwireOptionError(
                     f"Option '{shown}' applies only to typed keys or values: set 'valueFormat' (or 'keyFormat') "
-                    f"to one of {', '.join(TYPED_FORMAT_NAMES)}.")
+                    f"to one of {', '.join(_typed_format_names())}.")
         return None
     sides = tuple(_side(opts, side, formats[side], write=write) for side in ("value", "key") if side in typed)
     registry = _registry(opts)
     result = TypedOptions(sides, registry, json=_json_options(opts, {s: formats[s] for s in typed}, write=write))
     for spec in sides:
-        if spec.format == "json":
+        if not spec.payload.uses_registry:
             continue
         if registry is None and (write or spec.schema is None):
             why = ("a write frames every value with its schema's registry id" if write else
@@ -289,8 +315,9 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
 
 def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
     raw = opts.get("mode")
-    json_only = all(spec.format == "json" for spec in typed.sides)
-    mode = (PERMISSIVE if json_only else FAILFAST) if raw is None else str(raw).strip().upper()
+    # PERMISSIVE by default only when every side's format reads so by default (from_json's), else FAILFAST
+    permissive = all(spec.payload.capabilities.default_mode == PERMISSIVE for spec in typed.sides)
+    mode = (PERMISSIVE if permissive else FAILFAST) if raw is None else str(raw).strip().upper()
     if mode not in (FAILFAST, PERMISSIVE):
         extra = " (DROPMALFORMED is not offered: a Kafka read never drops records silently; use PERMISSIVE " \
                 "and filter on the corrupt-record column)" if mode == "DROPMALFORMED" else ""
@@ -302,7 +329,7 @@ def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
         raise KwireOptionError("Option 'columnNameOfCorruptRecord' names the column of records that do not "
                                "decode, which only mode=PERMISSIVE keeps.")
     for spec in typed.sides:
-        if spec.format == "json":
+        if not spec.payload.uses_registry:
             continue
         if spec.schema is not None:  # the reader schema given inline: no subject is looked up
             for what in ("strategy", "record"):
@@ -332,7 +359,7 @@ def _write_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
     auto = _bool(opts, "auto.register.schemas", False)
     latest = _bool(opts, "use.latest.version", True)
     for spec in typed.sides:
-        if spec.format == "json":
+        if not spec.payload.uses_registry:
             continue
         derived = spec.schema is None and spec.version is None and (auto or not latest)
         if spec.record_name is not None and spec.strategy == "TopicNameStrategy" and not derived:
