@@ -93,9 +93,10 @@ class KwireDataSource(DataSource):
         # Typed keys or values: their reader schemas are decided now, once (Spark pickles this instance with them
         # for the reader), so the DataFrame is typed before any data is read and later reads decode to that type.
         if getattr(self, "_typed_read", None) is None:
+            from spark_kwire.spark.reading.sampling import sample_values
             from spark_kwire.spark.typed.schemas import resolve_typed_read
 
-            self._typed_read = resolve_typed_read(options)
+            self._typed_read = resolve_typed_read(options, sample_values)
         return typed_read_schema(options.include_headers, self._typed_read)
 
     @staticmethod

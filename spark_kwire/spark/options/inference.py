@@ -58,7 +58,7 @@ def refuse_without_json(opts: Mapping[str, Any]) -> None:
 
 def parse_sampling(opts: Mapping[str, Any], sides) -> tuple[int, int]:
     """(records per partition, time bound in ms) of the inference at load()."""
-    inferred = [s for s in sides if s.format == "json" and s.schema is None]
+    inferred = [s for s in sides if s.payload.capabilities.infers_schema and s.schema is None]
     if not inferred:
         for name in ("samplingRecords", "samplingTimeoutMs"):  # the evolution's options are judged below
             if given(opts, name):
@@ -67,7 +67,7 @@ def parse_sampling(opts: Mapping[str, Any], sides) -> tuple[int, int]:
 
 
 def _refuse_with_schemas(name: str, sides) -> None:
-    json_sides = [s for s in sides if s.format == "json"]
+    json_sides = [s for s in sides if s.payload.capabilities.infers_schema]
     if not json_sides:
         refuse_without_json({name.lower(): ""})
     schemas = " and ".join(f"'{s.option('schema')}'" for s in json_sides)
@@ -80,7 +80,7 @@ def parse_evolution(opts: Mapping[str, Any], sides, json_given: tuple) -> tuple[
     mode = value(opts, "schemaEvolutionMode")
     if mode is None and not given(opts, "schemaLocation"):
         return None, json_given
-    json_sides = [s for s in sides if s.format == "json"]
+    json_sides = [s for s in sides if s.payload.capabilities.evolves_schema]
     if not json_sides:
         refuse_without_json(opts)
     inferred = [s for s in json_sides if s.schema is None]

@@ -160,7 +160,7 @@ def _side_rows(side: str) -> list[Option]:
 #: from_json's options and to_json's, in from_json's order (formats/json/options.py reads them; kept raw here)
 JSON_OPTIONS = ("allowComments", "allowUnquotedFieldNames", "allowSingleQuotes", "allowNumericLeadingZeros",
                 "allowNonNumericNumbers", "timestampFormat", "dateFormat", "timeZone", "rescuedDataColumn",
-                "primitivesAsString", "prefersDecimal", "dropFieldIfAllNull", "ignoreNullFields")
+                "primitivesAsString", "prefersDecimal", "dropFieldIfAllNull", "inferTimestamp", "ignoreNullFields")
 _TO_JSON = ("timestampFormat", "dateFormat", "timeZone", "ignoreNullFields")
 
 

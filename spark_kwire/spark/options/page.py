@@ -134,8 +134,9 @@ TYPED = PageRow(
 JSON_OPTIONS = PageRow(
     "`allowComments`, `allowUnquotedFieldNames`, `allowSingleQuotes`, `allowNumericLeadingZeros`, "
     "`allowNonNumericNumbers`, `timestampFormat`, `dateFormat`, `timeZone`, `rescuedDataColumn`, "
-    "`primitivesAsString`, `prefersDecimal`, `dropFieldIfAllNull`; `ignoreNullFields` (sink)",
-    "options of `from_json` / `to_json` (and `rescuedDataColumn` of Databricks' JSON reader)",
+    "`primitivesAsString`, `prefersDecimal`, `dropFieldIfAllNull`, `inferTimestamp`; `ignoreNullFields` (sink)",
+    "options of `from_json` / `to_json` (and `rescuedDataColumn` of Databricks' JSON reader; `inferTimestamp` of "
+    "`spark.read.json`)",
     "kwire-only as source options, with `valueFormat=json` (or `keyFormat`): the same names, values and defaults; "
     "writes take `timestampFormat`, `dateFormat`, `timeZone` and `ignoreNullFields`, as `to_json` does; refused "
     "without a JSON side (see [Plain JSON topics](json.md#options))")

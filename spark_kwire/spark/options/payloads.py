@@ -19,12 +19,13 @@ from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options.inference import parse_evolution, parse_sampling, refuse_without_json
 from spark_kwire.spark.options.names import JSON_SIDE, REGISTRY_PREFIX, TYPED_SIDE, Use, side_names
 from spark_kwire.spark.options.rules import given, given_needing, needing, raw, value
-from spark_kwire.spark.options.values import FAILFAST, PERMISSIVE, TYPED_FORMAT_NAMES
+from spark_kwire.spark.options.values import FAILFAST, PERMISSIVE, typed_format_names
 
 if TYPE_CHECKING:
     from spark_kwire.client.registry.config import RegistryConfig
+    from spark_kwire.formats.contract.codec import Codec
 
-# (The registry client and the format layer are imported where they are used: every read and write task imports
+# (The registry client and the format registry are imported where they are used: every read and write task imports
 # this module, and a binary one needs neither.)
 
 __all__ = ["SideSpec", "TypedOptions", "parse_typed", "REGISTRY_PREFIX", "FAILFAST", "PERMISSIVE",
@@ -38,13 +39,10 @@ _JSON_OF = {write: tuple(r.name for r in needing(JSON_SIDE) if r.applies_to(use)
             for write, use in ((False, Use.BATCH_READ), (True, Use.BATCH_WRITE))}
 
 
-def _format_traits(fmt: str) -> tuple[bool, bool]:
-    """(whether its values are framed with a registry id, whether its schemas hold several messages, Protobuf's
-    valueMessageName choosing one), as the format layer says of format ``fmt``."""
+def _payload_format(name: str) -> "Codec":
     from spark_kwire.formats.payload import payload_format
 
-    entry = payload_format(fmt)
-    return entry.schema_type is not None, "message_name" in entry.decoder_options
+    return payload_format(name)
 
 
 @dataclass(frozen=True)
@@ -62,6 +60,11 @@ class SideSpec:
     def option(self, what: str) -> str:
         """The documented name of this side's option ``what`` (format, schema, version, record, message...)."""
         return side_names(self.side)[what]
+
+    @property
+    def payload(self) -> "Codec":
+        """The format's description (``formats.payload``): its decoder, encoder, framing and capabilities."""
+        return _payload_format(self.format)
 
 
 @dataclass(frozen=True)
@@ -104,47 +107,56 @@ def _registry(opts: Mapping[str, Any]) -> "RegistryConfig | None":
 
 def _side(opts: Mapping[str, Any], side: str, fmt: str, *, write: bool) -> SideSpec:
     names = side_names(side)
-    uses_registry, uses_message_name = _format_traits(fmt)
-    if not uses_registry:
-        return _json_side(opts, side, write=write)
+    payload = _payload_format(fmt)
+    if not payload.uses_registry:
+        return _unregistered_side(opts, side, fmt, write=write)
     schema = value(opts, names["schema"])
     version = value(opts, names["version"])
     if schema is not None and given(opts, names["version"]):
         raise KwireOptionError(f"Give at most one of '{names['schema']}' (a schema given inline) and "
                                f"'{names['version']}' (a version registered under the subject).")
     message = value(opts, names["message"])
-    if message is not None and not uses_message_name:
+    if message is not None and not payload.takes_message_name:
         raise KwireOptionError(f"Option '{names['message']}' names a Protobuf message; {names['format']} is "
                                f"'{fmt}', whose schemas hold one type.")
     strategy, record = value(opts, names["strategy"]), value(opts, names["record"])
-    if message is None and uses_message_name and record and strategy != "TopicNameStrategy":
+    if message is None and payload.takes_message_name and record and strategy != "TopicNameStrategy":
         message = record  # a record strategy's record is the Protobuf message's full name (Confluent's rule)
     return SideSpec(side, fmt, schema=schema, version=version, strategy=strategy, record_name=record,
                     message_name=message)
 
 
-def _json_side(opts: Mapping[str, Any], side: str, *, write: bool) -> SideSpec:
-    """A plain JSON side: its schema (reads: DDL or StructType JSON, or none), nothing of a registry."""
+def _unregistered_side(opts: Mapping[str, Any], side: str, fmt: str, *, write: bool) -> SideSpec:
+    """A side of a format with no registry (plain JSON): its schema (reads: DDL or StructType JSON, or none)."""
     names = side_names(side)
     for what in ("version", "record", "message", "strategy"):
         if given(opts, names[what]):
             raise KwireOptionError(f"Option '{names[what]}' chooses a schema-registry subject or schema; "
-                                   f"{names['format']}=json is plain JSON text, read with '{names['schema']}' (a "
+                                   f"{names['format']}={fmt} is plain JSON text, read with '{names['schema']}' (a "
                                    f"Spark DDL string or a StructType as JSON) and written as to_json writes.")
     schema = value(opts, names["schema"])
     if write and schema is not None:
-        raise KwireOptionError(f"Option '{names['schema']}' is not used by a write of {names['format']}=json: "
+        raise KwireOptionError(f"Option '{names['schema']}' is not used by a write of {names['format']}={fmt}: "
                                f"to_json writes the '{side}' column's own fields. Drop it.")
-    return SideSpec(side, "json", schema=schema)
+    return SideSpec(side, fmt, schema=schema)
 
 
 def _json_options(opts: Mapping[str, Any], typed_formats: dict[str, str], *, write: bool) -> tuple:
-    """The JSON options given, checked to have a JSON side to apply to."""
+    """The JSON options given, checked to have a side whose format takes them (plain JSON's)."""
     options = tuple((name, raw(opts, name)) for name in _JSON_OF[write] if given(opts, name))
-    if options and "json" not in typed_formats.values():
-        raise KwireOptionError(f"Option '{options[0][0]}' applies to plain JSON: set 'valueFormat' (or 'keyFormat') "
-                               f"to json.")
+    payloads = [_payload_format(fmt) for fmt in typed_formats.values()]
+    for name, _value in options:
+        if not any(_takes_option(payload, name, write=write) for payload in payloads):
+            raise KwireOptionError(f"Option '{name}' applies to plain JSON: set 'valueFormat' (or 'keyFormat') to "
+                                   f"json.")
     return options
+
+
+def _takes_option(payload: "Codec", name: str, *, write: bool) -> bool:
+    """Whether a format's reads (its decoder or its schema inference) or writes take the Spark option ``name``."""
+    capabilities = payload.capabilities
+    return name in (capabilities.write_options if write else
+                    (*capabilities.read_options, *capabilities.inference_options))
 
 
 def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
@@ -159,7 +171,7 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
                 if what != "format" and given(opts, name):
                     raise KwireOptionError(
                         f"Option '{name}' applies only when '{names['format']}' is one of "
-                        f"{', '.join(TYPED_FORMAT_NAMES)} ({names['format']} is 'binary', the default).")
+                        f"{', '.join(typed_format_names())} ({names['format']} is 'binary', the default).")
     if not typed:
         _json_options(opts, {}, write=write)
         if not write:
@@ -168,13 +180,13 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
             shown = key if option.prefix else option.name
             raise KwireOptionError(
                 f"Option '{shown}' applies only to typed keys or values: set 'valueFormat' (or 'keyFormat') "
-                f"to one of {', '.join(TYPED_FORMAT_NAMES)}.")
+                f"to one of {', '.join(typed_format_names())}.")
         return None
     sides = tuple(_side(opts, side, formats[side], write=write) for side in ("value", "key") if side in typed)
     registry = _registry(opts)
     result = TypedOptions(sides, registry, json=_json_options(opts, {s: formats[s] for s in typed}, write=write))
     for spec in sides:
-        if spec.format == "json":
+        if not spec.payload.uses_registry:
             continue
         if registry is None and (write or spec.schema is None):
             why = ("a write frames every value with its schema's registry id" if write else
@@ -184,14 +196,15 @@ def parse_typed(opts: Mapping[str, Any], *, write: bool) -> TypedOptions | None:
 
 
 def _read_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
-    json_only = all(spec.format == "json" for spec in typed.sides)
-    mode = value(opts, "mode") or (PERMISSIVE if json_only else FAILFAST)
+    # PERMISSIVE by default only when every side's format reads so by default (from_json's), else FAILFAST
+    permissive = all(spec.payload.capabilities.default_mode == PERMISSIVE for spec in typed.sides)
+    mode = value(opts, "mode") or (PERMISSIVE if permissive else FAILFAST)
     corrupt = value(opts, "columnNameOfCorruptRecord")
     if corrupt is not None and mode != PERMISSIVE:
         raise KwireOptionError("Option 'columnNameOfCorruptRecord' names the column of records that do not "
                                "decode, which only mode=PERMISSIVE keeps.")
     for spec in typed.sides:
-        if spec.format == "json":
+        if not spec.payload.uses_registry:
             continue
         if spec.schema is not None:  # the reader schema given inline: no subject is looked up
             for what in ("strategy", "record"):
@@ -219,7 +232,7 @@ def _write_rules(opts: Mapping[str, Any], typed: TypedOptions) -> TypedOptions:
     auto = value(opts, "auto.register.schemas")
     latest = value(opts, "use.latest.version")
     for spec in typed.sides:
-        if spec.format == "json":
+        if not spec.payload.uses_registry:
             continue
         derived = spec.schema is None and spec.version is None and (auto or not latest)
         if spec.record_name is not None and spec.strategy == "TopicNameStrategy" and not derived:

@@ -20,15 +20,13 @@ __all__ = ["Parser", "boolean", "positive_int", "non_negative_int", "duration_ms
            "non_empty", "names_of", "parse_names", "pattern", "parse_pattern", "json_object", "partition_map",
            "assignment", "timestamp_ms", "partition_timestamps", "offsets_spec", "choice", "payload_format_name",
            "schema_version", "subject_strategy", "schema_text", "read_mode", "evolution_mode", "schema_location",
-           "delivery_guarantee", "token_mechanism", "metadata_table", "EARLIEST", "LATEST", "FORMAT_NAMES",
-           "TYPED_FORMAT_NAMES", "FAILFAST", "PERMISSIVE", "EVOLUTION_MODES", "GUARANTEES", "AT_LEAST_ONCE",
+           "delivery_guarantee", "token_mechanism", "metadata_table", "EARLIEST", "LATEST", "format_names",
+           "typed_format_names", "FAILFAST", "PERMISSIVE", "EVOLUTION_MODES", "GUARANTEES", "AT_LEAST_ONCE",
            "EXACTLY_ONCE", "TOKEN_MECHANISMS"]
 
 Parser = Callable[[str, Any], Any]
 
 EARLIEST, LATEST = -2, -1  # the offsets that stand for the earliest and the latest, as in Spark's JSON offsets
-FORMAT_NAMES = ("binary", "avro", "protobuf", "json-schema", "json")  # valueFormat / keyFormat
-TYPED_FORMAT_NAMES = FORMAT_NAMES[1:]
 FAILFAST, PERMISSIVE = "FAILFAST", "PERMISSIVE"
 EVOLUTION_MODES = ("addNewColumns", "rescue", "failOnNewColumns", "none")  # Auto Loader's schemaEvolutionMode
 AT_LEAST_ONCE, EXACTLY_ONCE = "at-least-once", "exactly-once"
@@ -226,12 +224,24 @@ def offsets_spec(*, group: bool) -> Parser:
 
 # -- typed keys and values ------------------------------------------------------------------------------------------
 
+def typed_format_names() -> tuple[str, ...]:
+    """The payload formats of the format registry (``formats.payload``; imported on first use, not by every task)."""
+    from spark_kwire.formats.payload import FORMATS
+
+    return FORMATS
+
+
+def format_names() -> tuple[str, ...]:
+    """What valueFormat / keyFormat accept: raw bytes or a format of the registry."""
+    return ("binary", *typed_format_names())
+
+
 def payload_format_name(name: str, raw: Any) -> str:
     value = str(raw).strip().lower().replace("_", "-")
     if value == "jsonschema":
         value = "json-schema"
-    if value not in FORMAT_NAMES:
-        raise _refuse(f"Option '{name}' must be one of {', '.join(FORMAT_NAMES)} (default binary; json is plain JSON "
+    if value not in format_names():
+        raise _refuse(f"Option '{name}' must be one of {', '.join(format_names())} (default binary; json is plain JSON "
                       f"text, json-schema Confluent's framed JSON Schema), got {raw!r}.")
     return value
 

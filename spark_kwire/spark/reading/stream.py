@@ -51,7 +51,7 @@ from spark_kwire.spark.reading.planner import (
 )
 from spark_kwire.spark.reading.packing import pack_ranges
 from spark_kwire.spark.shared_client import shared_client
-from spark_kwire.spark.reading.stream_kernels import load_stream_kernels
+from spark_kwire.spark.workers.stream_kernels import load_stream_kernels
 
 log = logging.getLogger("spark_kwire")
 

@@ -19,7 +19,6 @@ import pyarrow as pa
 
 from spark_kwire.spark.errors import KwireSchemaError
 from spark_kwire.spark.options.inference import ADD_NEW_COLUMNS
-from spark_kwire.spark.typed.payload_formats import payload_format
 from spark_kwire.spark.typed.plain_json.sides import JsonSideDecoder, session_time_zone
 
 __all__ = ["KwireNewFieldsError", "EvolvingJsonSideDecoder", "new_field_rows", "stop_for_new_fields",
@@ -134,7 +133,7 @@ class EvolvingJsonSideDecoder(JsonSideDecoder):
             self.rescuing = self.decoder
         else:
             with_rescue = replace(self.options, rescued_column=_UNKNOWN_FIELDS)
-            self.rescuing = payload_format(resolved.spec.format).decoder(resolved.schema, json_options=with_rescue)
+            self.rescuing = resolved.spec.payload.decoder(resolved.schema, json_options=with_rescue)
         self.known = {f.name.lower() for f in self.rescuing.arrow_type}
 
     def _result(self, raw: pa.Array, mode: str, where):

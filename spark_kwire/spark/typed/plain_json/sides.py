@@ -17,7 +17,6 @@ import pyarrow as pa
 from spark_kwire.formats.errors import DecodeError
 from spark_kwire.spark.errors import KwireRecordDecodeError
 from spark_kwire.spark.options.payloads import DEFAULT_CORRUPT_COLUMN, TypedOptions
-from spark_kwire.spark.typed.payload_formats import payload_format
 from spark_kwire.spark.typed.spark_types import conform, expected_arrow_type
 
 __all__ = ["json_options", "session_time_zone", "JsonSideDecoder"]
@@ -65,7 +64,7 @@ class JsonSideDecoder:
         self.resolved = resolved
         self.typed = typed
         self.options = json_options(typed, for_write=False)
-        self.decoder = payload_format(resolved.spec.format).decoder(resolved.schema, json_options=self.options)
+        self.decoder = resolved.spec.payload.decoder(resolved.schema, json_options=self.options)
         self.target = expected_arrow_type(resolved.spark_type)
         self.lock = threading.Lock()
 
