@@ -9,6 +9,7 @@ one at the top of a module."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -335,3 +336,24 @@ def test_architecture_page_names_every_top_level_folder():
     assert {"spark_kwire", "harness", "tests", "benchmarks", "docs"} <= set(folders)
     missing = sorted(name for name in folders if f"`{name}/`" not in page)
     assert not missing, f"docs/architecture.md does not name these top-level folders: {missing}"
+
+
+def _recipes() -> dict[str, str]:
+    """The recipes of docs/architecture.md's "Where to change what": {its bold title: its text}."""
+    page = (REPO / "docs" / "architecture.md").read_text()
+    section = page.split("## Where to change what", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^\*\*(.+?)\*\*(.*?)(?=^\*\*|\Z)", section, flags=re.S | re.M))
+
+
+def test_architecture_page_has_a_recipe_for_each_common_change():
+    titles = " ".join(_recipes())
+    for change in ("kafka.*", "option of kwire's own", "payload format", "protocol message", "metadata table"):
+        assert change in titles, f"docs/architecture.md has no recipe for: {change}"
+
+
+def test_every_file_a_recipe_names_exists():
+    named = {path for text in _recipes().values()
+             for path in re.findall(r"`((?:spark_kwire|tests|docs)/[\w/.-]+?\.(?:py|md))`", text)}
+    assert len(named) > 20, named  # the recipes name their files as repository paths
+    missing = sorted(path for path in named if not (REPO / path).is_file())
+    assert not missing, f"docs/architecture.md's recipes name files that do not exist: {missing}"
