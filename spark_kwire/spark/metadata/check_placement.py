@@ -49,9 +49,11 @@ def _cmdline(pid: int) -> list[str]:
 
 
 def executor_id(master: str | None) -> str:
-    """This task's executor id: ``--executor-id`` of the nearest ancestor JVM that has it; ``driver`` when
-    ``master`` is local; else ``unknown`` with the parent's pid (a platform that starts executors otherwise)."""
+    """This task's executor id: ``--executor-id`` of the nearest ancestor JVM that has it; ``driver`` in local
+    mode (``master`` local, or, where the task's properties lack it, an ancestor that is the driver's
+    ``SparkSubmit`` JVM); else ``unknown`` with the parent's pid (a platform that starts executors otherwise)."""
     pid: int | None = os.getpid()
+    driver_jvm = False
     for _ in range(12):
         pid = _parent(pid) if pid is not None else None
         if pid is None:
@@ -61,7 +63,8 @@ def executor_id(master: str | None) -> str:
             at = args.index("--executor-id")
             if at + 1 < len(args):
                 return args[at + 1]
-    if (master or "").startswith("local"):
+        driver_jvm = driver_jvm or "org.apache.spark.deploy.SparkSubmit" in args
+    if (master or "").startswith("local") or (master is None and driver_jvm):
         return LOCAL_EXECUTOR
     return f"unknown (Python worker of pid {os.getppid()})"
 

@@ -105,9 +105,9 @@ class CheckTableReader(DataSourceReader):
             return CheckRow(task.driver_host, LOCAL_EXECUTOR, EXECUTORS_STEP, "spark executors", outcome,
                             round((time.monotonic() - started) * 1000, 1), detail, fix)
 
-        if (master or "").startswith("local"):
-            return row("ok", f"local mode (spark.master={master}): the driver's JVM runs the tasks, so the driver's "
-                             f"rows are the executors' too")
+        if executor_id(master) == LOCAL_EXECUTOR:
+            return row("ok", f"local mode (spark.master={master or 'local'}): the driver's JVM runs the tasks, so "
+                             f"the driver's rows are the executors' too")
         keys = ("spark.app.id", "spark.driver.host", "spark.ui.enabled", "spark.ui.port")
         status = SparkStatus({k: context.getLocalProperty(k) for k in keys} if context is not None else {})
         try:
