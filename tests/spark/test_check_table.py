@@ -79,3 +79,21 @@ def test_wrong_options_of_the_check_table_are_refused_naming_them(spark, bootstr
         with pytest.raises(Exception) as caught:
             _check(spark, bootstrap, **options).collect()
         assert expected.lower() in str(caught.value).lower(), str(caught.value)[:2000]
+
+
+def test_the_checks_own_options_are_refused_by_every_other_use_saying_where_they_belong():
+    from spark_kwire.spark.errors import KwireOptionError
+    from spark_kwire.spark.metadata.options import parse_check_table_options, parse_metadata_options
+    from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
+
+    common = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
+    for parse, options in ((ReadOptions.parse, {"subscribe": "t", "checkTasks": "2"}),
+                           (WriteOptions.parse, {"topic": "t", "checkThroughput": "true"})):
+        with pytest.raises(KwireOptionError, match=r'only to the connection check, option\("metadata", "check"\)'):
+            parse({**common, **options})
+    with pytest.raises(KwireOptionError, match="checkTasks.*only to: check"):
+        parse_metadata_options("topics", {**common, "checkTasks": "2"})
+    with pytest.raises(KwireOptionError, match="schema registry options apply only to: check"):
+        parse_metadata_options("partitions", {**common, "schema.registry.url": "http://registry:8081"})
+    settings, tasks = parse_check_table_options({**common, "checkTasks": "3", "provider": "kwire", "metadata": "check"})
+    assert tasks == 3 and list(settings.client.bootstrap_servers) == [("127.0.0.1", 9092)]
