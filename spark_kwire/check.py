@@ -26,8 +26,8 @@ import sys
 import time
 from typing import Any, Mapping
 
-from spark_kwire.client.check import (CheckReport, CheckRow, parse_check_options, properties_as_options, read_properties,
-                                      run_check)
+from spark_kwire.client.check import (CheckReport, CheckRow, parse_check_options, properties_as_options,
+                                      read_properties, run_check)
 from spark_kwire.client.errors import ConfigError
 
 __all__ = ["check_connection", "check_table", "main"]
