@@ -97,3 +97,16 @@ def test_the_checks_own_options_are_refused_by_every_other_use_saying_where_they
         parse_metadata_options("partitions", {**common, "schema.registry.url": "http://registry:8081"})
     settings, tasks = parse_check_table_options({**common, "checkTasks": "3", "provider": "kwire", "metadata": "check"})
     assert tasks == 3 and list(settings.client.bootstrap_servers) == [("127.0.0.1", 9092)]
+
+
+def test_the_table_of_options_gives_the_check_table_what_the_client_check_reads():
+    """The check table's rows in the table of options (spark/options/names.py) are the options the client's check
+    reads, plus checkTasks (the table's own), so that none is accepted by the table and unknown to the check."""
+    from spark_kwire.client.check.options import CHECK_OPTIONS
+    from spark_kwire.spark.metadata.options import CHECK_OWN_OPTIONS, CHECK_TABLE
+    from spark_kwire.spark.options.names import OPTIONS, Use
+
+    rows = [o for o in OPTIONS if o.applies_to(Use.METADATA) and CHECK_TABLE in o.tables]
+    assert {o.key for o in rows if not o.prefix} == set(CHECK_OPTIONS) | {"checktasks"}
+    assert [o.shown for o in rows if o.prefix] == ["schema.registry.*"]
+    assert set(CHECK_OWN_OPTIONS) == {"checkThroughput", "checkStepTimeoutMs", "checkTimeoutMs", "checkTasks"}
