@@ -22,6 +22,7 @@ OLDER_SPARK_RELEASES ?= 4.0.5 4.1.4 4.2.1
 RELEASE_TESTS ?= tests/spark/test_spark_releases.py tests/spark/test_registration.py \
 	tests/spark/test_spark_connect.py::test_kwire_over_spark_connect_without_any_jar \
 	tests/spark/test_spark_connect.py::test_typed_avro_over_spark_connect_without_any_jar \
+	tests/spark/test_spark_connect.py::test_the_check_table_over_spark_connect tests/spark/test_check_table.py \
 	tests/test_notebooks.py::test_quickstart_notebook_runs \
 	tests/test_notebooks.py::test_databricks_notebook_runs tests/spark/test_exactly_once_stream.py \
 	tests/spark/test_kerberos_spark.py tests/spark/test_typed_releases.py tests/spark/test_sql_views.py \

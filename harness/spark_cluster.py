@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -24,11 +25,14 @@ class SparkStandaloneCluster:
     ``stop()`` (also on leaving a ``with`` block and at interpreter exit) kills the daemons, their executors
     and the executors' Python workers, and deletes ``workdir``. ``env`` adds to (or, with None values, removes
     from) the environment of the daemons, which their executors and Python workers inherit: e.g.
-    ``{"KRB5_CONFIG": "/nowhere"}`` for executors on hosts without Kerberos.
+    ``{"KRB5_CONFIG": "/nowhere"}`` for executors on hosts without Kerberos. ``hidden`` folders are absent for the
+    workers and their executors: each worker runs in a mount namespace of its own (``unshare --mount``, as root) with
+    an empty tmpfs over each folder, as on a host where the files were never copied.
     """
 
     def __init__(self, workers: int = 2, *, cores: int = 1, memory: str = "1g", daemon_memory: str = "256m",
-                 workdir: str | None = None, env: dict[str, str | None] | None = None) -> None:
+                 workdir: str | None = None, env: dict[str, str | None] | None = None,
+                 hidden: list[str] | tuple[str, ...] = ()) -> None:
         import pyspark
 
         self.spark_home = Path(pyspark.__file__).resolve().parent
@@ -37,6 +41,9 @@ class SparkStandaloneCluster:
         self.memory = memory
         self.daemon_memory = daemon_memory
         self.extra_env = dict(env or {})
+        self.hidden = [str(Path(folder).resolve()) for folder in hidden]
+        if self.hidden and (os.geteuid() != 0 or not shutil.which("unshare")):
+            raise KafkaLauncherError("hiding folders from Spark workers needs root and util-linux unshare")
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="kwire-spark-standalone-"))
         self.master_port = free_port()
         self.master_url = f"spark://127.0.0.1:{self.master_port}"
@@ -65,12 +72,17 @@ class SparkStandaloneCluster:
                 env[key] = value
         return env
 
-    def _daemon(self, name: str, main_class: str, *args: str) -> subprocess.Popen:
+    def _daemon(self, name: str, main_class: str, *args: str, hide: bool = False) -> subprocess.Popen:
         log_path = self.workdir / f"{name}.log"
         self._logs.append(log_path)
+        command = [str(self.spark_home / "bin" / "spark-class"), main_class, *args]
+        if hide and self.hidden:  # mounts private to this worker's namespace; then exec the worker in it
+            mounts = " && ".join(f"mount -t tmpfs kwire-hidden {shlex.quote(folder)}" for folder in self.hidden)
+            command = ["unshare", "--mount", "--propagation", "private", "sh", "-c", f'{mounts} && exec "$@"',
+                       "sh", *command]
         with open(log_path, "ab") as log:
             return spawner.popen(  # not preexec_fn: see _Spawner (defined below, used at run time)
-                [str(self.spark_home / "bin" / "spark-class"), main_class, *args],
+                command,
                 stdout=log, stderr=subprocess.STDOUT, env=self._env(), cwd=self.workdir,
             )
 
@@ -100,7 +112,7 @@ class SparkStandaloneCluster:
             self.workers.append(self._daemon(
                 f"worker-{i}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
                 "--port", str(free_port()), "--webui-port", str(free_port()), "--cores", str(self.cores),
-                "--memory", self.memory, "--work-dir", str(work), self.master_url))
+                "--memory", self.memory, "--work-dir", str(work), self.master_url, hide=True))
         for i, proc in enumerate(self.workers):
             self._wait_for_line(proc, self.workdir / f"worker-{i}.log", "Successfully registered with master",
                                 timeout)

@@ -6,6 +6,12 @@
 
     $ python -m spark_kwire check --bootstrap broker:9092 --config client.properties --topic orders
 
+With a Spark session, the same check runs on the driver and on every executor (the table
+``option("metadata", "check")``, :mod:`spark_kwire.spark.metadata.check_table`):
+
+    report = check_connection(options, spark=spark)   # the table's rows, collected into a report
+    check_table(spark, options).show()                 # the table itself, as a DataFrame
+
 The options are a kwire read's (``kafka.*``, ``subscribe`` / ``subscribePattern`` / ``assign`` / ``topic``,
 ``schema.registry.*``, ``checkThroughput``, ``checkStepTimeoutMs``, ``checkTimeoutMs``); ``--config`` reads a Java
 properties file as ``conf/*.properties`` hold them (Kafka settings without the ``kafka.`` prefix). The command exits
@@ -17,20 +23,34 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+import time
 from typing import Any, Mapping
 
-from spark_kwire.client.check import (CheckReport, parse_check_options, properties_as_options, read_properties,
-                                      run_check)
+from spark_kwire.client.check import (CheckReport, CheckRow, parse_check_options, properties_as_options,
+                                      read_properties, run_check)
 from spark_kwire.client.errors import ConfigError
 
-__all__ = ["check_connection", "main"]
+__all__ = ["check_connection", "check_table", "main"]
 
 
-def check_connection(options: Mapping[str, Any], *, host: str | None = None, executor: str = "python") -> CheckReport:
+def check_connection(options: Mapping[str, Any], *, host: str | None = None, executor: str = "python",
+                     spark: Any = None) -> CheckReport:
     """Check every step from this process to the brokers, topics and registry ``options`` name; the rows carry
     ``host`` (default: this host's name) and ``executor``. Raises for wrong options; whatever the check finds is a
-    row of the report."""
+    row of the report. With ``spark`` (a SparkSession, classic or Connect), the check table's rows instead: from
+    the driver and from every executor reached, with the count of executors reached (step ``executors``)."""
+    if spark is not None:
+        started = time.monotonic()
+        rows = tuple(CheckRow(**row.asDict()) for row in check_table(spark, options).collect())
+        return CheckReport(rows, host="spark", executor="driver and executors",
+                           total_ms=round((time.monotonic() - started) * 1000, 1))
     return run_check(parse_check_options(options), host=host or socket.gethostname(), executor=executor)
+
+
+def check_table(spark: Any, options: Mapping[str, Any]) -> Any:
+    """The check as a DataFrame: ``spark.read.format("kwire").option("metadata", "check")`` with ``options``."""
+    return spark.read.format("kwire").options(**{k: str(v) for k, v in options.items()}).option(
+        "metadata", "check").load()
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -53,3 +53,20 @@ def test_every_fix_is_one_sentence_and_every_step_known():
     for kind, fix in FIXES.items():
         assert set(fix.steps) <= set(STEPS), kind
         assert fix.sentence.endswith(".") and fix.sentence.count(". ") == 0, f"{kind}: one sentence: {fix.sentence}"
+
+
+def test_the_spark_section_says_what_the_check_table_does():
+    """The section "In Spark" names the table's columns, its own step and option with the code's default; its
+    examples run with the page's other examples (tests/test_docs.py, against a real broker)."""
+    from spark_kwire.client.check.rows import COLUMNS
+    from spark_kwire.spark.metadata.check_table import DEFAULT_TASKS, EXECUTORS_STEP
+    from spark_kwire.spark.metadata.options import CHECK_OWN_OPTIONS
+
+    section = "\n".join(_section("In Spark"))
+    assert 'option("metadata", "check")' in section
+    assert ", ".join(f"`{c}`" for c in COLUMNS) in section.replace("\n", " ")
+    assert f"**the `{EXECUTORS_STEP}` row**" in section
+    assert f"| `checkTasks` | `{DEFAULT_TASKS}` |" in section and f"(default {DEFAULT_TASKS})" in section
+    options = "\n".join(_section("Options")) + section
+    missing = [name for name in CHECK_OWN_OPTIONS if f"| `{name}` |" not in options]
+    assert not missing, f"options of the check the page does not list: {missing}"

@@ -140,9 +140,9 @@ class KwireDataSource(DataSource):
         check_options_given(self.options)
         self._check_schema(schema)
         if self._metadata_table() is not None:
-            from spark_kwire.spark.metadata.tables import MetadataReader
+            from spark_kwire.spark.metadata.tables import metadata_reader
 
-            return MetadataReader(self._metadata_table(), self.options)
+            return metadata_reader(self._metadata_table(), self.options)
         reader_class = KwirePushdownBatchReader if pushdown_enabled_by_caller() else KwireBatchReader
         freeze_loaded_objects()  # Spark plans each read in a reused Python worker that collects afterwards
         return reader_class(self._read_options(streaming=False))

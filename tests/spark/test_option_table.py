@@ -9,8 +9,8 @@ import pytest
 from spark_kwire.client.admin.cluster_tables import TABLES
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.metadata.options import parse_metadata_options
-from spark_kwire.spark.options.names import BY_KEY, INFERRED_JSON_SIDE, JSON_SIDE, OPTIONS, READS, TYPED_SIDE, \
-    WRITES, Use
+from spark_kwire.spark.options.names import BY_KEY, INFERRED_JSON_SIDE, JSON_SIDE, METADATA_TABLES, OPTIONS, READS, \
+    TYPED_SIDE, WRITES, Use
 from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
 from spark_kwire.spark.options.rules import READ_ONLY, SUBSCRIPTIONS, WRITE_ONLY, accepted, given, metadata_options, \
     names_read, names_write, value
@@ -51,8 +51,8 @@ def test_every_option_is_placed_in_every_use():
              if not o.applies_to(use) and use not in o.refused]
     wrong += [f"{o.name}: {use.name} both applies and refuses" for o in OPTIONS for use in o.refused
               if o.applies_to(use)]
-    wrong += [f"{o.name}: metadata tables {set(o.tables) - set(TABLES)} do not exist" for o in OPTIONS
-              if not set(o.tables) <= set(TABLES)]
+    wrong += [f"{o.name}: metadata tables {set(o.tables) - set(METADATA_TABLES)} do not exist" for o in OPTIONS
+              if not set(o.tables) <= set(METADATA_TABLES)]
     assert not wrong, "\n".join(wrong)
 
 
@@ -86,6 +86,7 @@ def test_an_unknown_option_gets_the_closest_name_the_use_accepts():
 
 
 def test_the_metadata_tables_take_the_options_the_table_gives_them():
+    # (the check table's options: tests/spark/test_check_table.py)
     for table in TABLES:
         names = metadata_options(table)
         assert "metadata" in names
@@ -94,8 +95,9 @@ def test_the_metadata_tables_take_the_options_the_table_gives_them():
             if table in option.tables:
                 parse_metadata_options(table, options)
             else:
+                only = "\\(schema registry options apply only to" if option.prefix else "\\(only to"
                 with pytest.raises(KwireOptionError, match=f"Option '{option.name}' does not apply to metadata "
-                                                           f"table '{table}' \\(only to: {', '.join(option.tables)}"):
+                                                           f"table '{table}' {only}: {', '.join(option.tables)}"):
                     parse_metadata_options(table, options)
 
 

@@ -394,3 +394,42 @@ def test_json_schema_evolution_over_spark_connect(connect_server, bootstrap, cre
     assert out["second_type"] == "struct<id:bigint,name:string,extra:double>"
     assert out["rows"] == sorted([[p, i, p * 100 + i, None] for p in range(2) for i in range(10)]
                                  + [[p, 10, p * 100 + 10, 2.5] for p in range(2)])
+
+
+CHECK_CLIENT = textwrap.dedent('''
+    import json, sys
+    from pyspark.sql import SparkSession
+    from spark_kwire.check import check_connection
+
+    cfg = json.loads(sys.argv[1])
+    spark = SparkSession.builder.remote(f"sc://127.0.0.1:{cfg['port']}").getOrCreate()
+    options = {"kafka.bootstrap.servers": cfg["bootstrap"], "subscribe": cfg["topic"], "checkTasks": "2"}
+    df = spark.read.format("kwire").option("metadata", "check").options(**options).load()
+    out = {"columns": df.columns, "rows": [r.asDict() for r in df.collect()]}
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW kafka_check USING kwire OPTIONS (metadata 'check', "
+              f"`kafka.bootstrap.servers` '{cfg['dead']}')")
+    out["view"] = [r.asDict() for r in spark.sql("SELECT step, outcome, fix FROM kafka_check").collect()]
+    report = check_connection(options, spark=spark)
+    out["report_ok"], out["report_steps"] = report.ok, sorted({r.step for r in report.rows})
+    spark.stop()
+    print("RESULT " + json.dumps(out), flush=True)
+''')
+
+
+def test_the_check_table_over_spark_connect(connect_server, bootstrap, create_topic, tmp_path):
+    """option("metadata", "check") from a Connect client, as a DataFrame, a SQL view and through the Python helper:
+    the rows come from the server's driver (local mode: its JVM runs the tasks)."""
+    from harness import free_port
+
+    port, python, server_log = connect_server
+    topic = create_topic(f"connect-check-{uuid.uuid4().hex[:8]}", partitions=2)
+    cfg = {"port": port, "bootstrap": bootstrap, "topic": topic, "dead": f"127.0.0.1:{free_port()}"}
+    out = _run_client(python, CHECK_CLIENT, cfg, tmp_path, server_log, "check")
+    assert out["columns"] == ["host", "executor", "step", "target", "outcome", "time_ms", "detail", "fix"]
+    rows = out["rows"]
+    assert not [r for r in rows if r["outcome"] not in ("ok", "skipped")], rows
+    assert {"connect", "api_versions", "metadata", "topic", "topic_access", "executors"} <= {r["step"] for r in rows}
+    assert any(r["step"] == "topic" and topic in r["target"] for r in rows)
+    refused = [r for r in out["view"] if r["step"] == "connect"]
+    assert refused and refused[0]["outcome"] == "fail" and refused[0]["fix"], out["view"]
+    assert out["report_ok"] and "executors" in out["report_steps"]

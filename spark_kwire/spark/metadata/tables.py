@@ -54,10 +54,10 @@ from spark_kwire.client.admin.cluster_tables import (TABLES, NameFilter, Unknown
                                                partition_rows, select_groups, select_topics, topic_rows,
                                                topic_summaries)
 from spark_kwire.spark.errors import KwireOptionError, MetadataAuthorizationError
-from spark_kwire.spark.metadata.options import metadata_table_name, parse_metadata_options
+from spark_kwire.spark.metadata.options import CHECK_TABLE, metadata_table_name, parse_metadata_options
 from spark_kwire.spark.shared_client import shared_client
 
-__all__ = ["TABLES", "SCHEMAS", "metadata_schema", "MetadataReader", "MetadataPartition", "MetadataAuthorizationError"]
+__all__ = ["TABLES", "SCHEMAS", "metadata_schema", "metadata_reader", "MetadataReader", "MetadataPartition", "MetadataAuthorizationError"]
 
 
 def _fields(*spec: tuple) -> StructType:
@@ -113,8 +113,22 @@ SCHEMAS: dict[str, StructType] = {
 
 
 def metadata_schema(table: str) -> StructType:
-    """The fixed schema of metadata table `table` (one of :data:`TABLES`)."""
-    return SCHEMAS[metadata_table_name(table)]
+    """The fixed schema of metadata table `table` (one of :data:`TABLES`, or the connection check)."""
+    name = metadata_table_name(table)
+    if name == CHECK_TABLE:
+        from spark_kwire.spark.metadata.check_table import CHECK_SCHEMA
+
+        return CHECK_SCHEMA
+    return SCHEMAS[name]
+
+
+def metadata_reader(table: str, options: Mapping[str, str]) -> DataSourceReader:
+    """The reader of metadata table `table`: the cluster tables' (below) or the connection check's."""
+    if metadata_table_name(table) == CHECK_TABLE:
+        from spark_kwire.spark.metadata.check_table import CheckTableReader
+
+        return CheckTableReader(options)
+    return MetadataReader(table, options)
 
 
 class MetadataPartition(InputPartition):

@@ -12,7 +12,9 @@ the options of each metadata table.
 :data:`KAFKA_REFUSED` holds the ``kafka.*`` settings Spark's ``kafka`` source refuses (and kwire with it), by use.
 
 Adding an option: one row here (the parse that uses it reads it with :func:`.rules.value`). An option of a
-metadata table is one :func:`metadata_option` row naming its tables.
+metadata table is one :func:`metadata_option` row naming its tables. The connection check is a metadata table
+(``option("metadata", "check")``); its own options are :func:`metadata_option` rows of that table alone, and it
+also takes the topics and ``schema.registry.*``, whose rows name it.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from spark_kwire.client.admin.cluster_tables import TABLES
 from spark_kwire.spark.options import page, values as v
 
 __all__ = ["Use", "Option", "OPTIONS", "BY_KEY", "KAFKA_REFUSED", "READS", "WRITES", "REGISTRY_PREFIX",
-           "JSON_OPTIONS", "TYPED_SIDE", "JSON_SIDE", "INFERRED_JSON_SIDE", "READ_TARGET", "WRITE_TARGET",
-           "side_names", "metadata_option"]
+           "METADATA_TABLES", "JSON_OPTIONS", "TYPED_SIDE", "JSON_SIDE", "INFERRED_JSON_SIDE", "READ_TARGET",
+           "WRITE_TARGET", "side_names", "metadata_option"]
 
 
 class Use(enum.Enum):
@@ -126,16 +128,25 @@ def _read(name: str, parse: v.Parser = v.text, default: Any = None, *, doc: page
 
 
 def metadata_option(name: str, tables: tuple[str, ...], parse: v.Parser = v.text, default: Any = None, *,
-                    purpose: str, doc: page.PageRow, note: str = "") -> Option:
+                    purpose: str = "", doc: page.PageRow, note: str = "", reason: str = "") -> Option:
     """An option of the metadata tables ``tables`` only (``option("metadata", <table>)``): refused by ordinary reads,
     views and writes, saying which tables it is for. ``purpose`` starts the reason ("it selects consumer groups
-    for"), ``note`` may end it."""
+    for"), ``note`` may end it; or ``reason`` is the whole reason, for writes too (a write otherwise refuses it as a
+    read option)."""
+    if reason:
+        return option(name, {Use.METADATA}, parse, default, refused={_EVERY: reason}, doc=doc, tables=tables)
     quoted = [f"'{t}'" for t in tables]
     which = f"the metadata table {quoted[0]}" if len(quoted) == 1 else \
         f"the metadata tables {', '.join(quoted[:-1])} and {quoted[-1]}"
     why = f"{purpose} {which} (option 'metadata')" + (f"; {note}" if note else "")
     return option(name, {Use.METADATA}, parse, default, refused={_ANY_READ: why, WRITES: _READ_OPTION}, doc=doc,
                   tables=tables)
+
+
+#: Every table option 'metadata' names: the cluster's tables, then the connection check.
+METADATA_TABLES = TABLES + (v.CHECK_TABLE,)
+_CHECK = (v.CHECK_TABLE,)
+_CHECK_ONLY = 'it applies only to the connection check, option("metadata", "check")'
 
 
 # -- typed keys and values ------------------------------------------------------------------------------------------
@@ -177,10 +188,11 @@ def _json(name: str) -> Option:
 OPTIONS: tuple[Option, ...] = (
     # what a read reads
     _read("subscribe", v.names_of("topic"), doc=page.SUBSCRIPTION, uses=_ANY_READ | {Use.METADATA},
-          tables=("topics", "partitions", "group_offsets"), target=READ_TARGET),
+          tables=("topics", "partitions", "group_offsets") + _CHECK, target=READ_TARGET),
     _read("subscribePattern", v.pattern, doc=page.SUBSCRIPTION, uses=_ANY_READ | {Use.METADATA},
-          tables=("topics", "partitions", "group_offsets"), target=READ_TARGET),
-    _read("assign", v.assignment, doc=page.SUBSCRIPTION, target=READ_TARGET),
+          tables=("topics", "partitions", "group_offsets") + _CHECK, target=READ_TARGET),
+    _read("assign", v.assignment, doc=page.SUBSCRIPTION, uses=_ANY_READ | {Use.METADATA}, tables=_CHECK,
+          target=READ_TARGET),
     # where it starts and ends
     _read("startingOffsets", v.offsets_spec(group=True), doc=page.OFFSETS),
     _read("endingOffsets", v.offsets_spec(group=False), doc=page.OFFSETS, uses={Use.BATCH_READ, Use.VIEW},
@@ -217,8 +229,8 @@ OPTIONS: tuple[Option, ...] = (
     _read("groupIdPrefix", doc=page.GROUP_ID),
     _read("maxDecompressedBytes", v.positive_int, doc=page.DECOMPRESSED),
     # writes
-    option("topic", _ANY_WRITE, v.non_empty("must name a topic when given"), doc=page.TOPIC, target=WRITE_TARGET,
-           refused={
+    option("topic", _ANY_WRITE | {Use.METADATA}, v.non_empty("must name a topic when given"), doc=page.TOPIC,
+           target=WRITE_TARGET, tables=_CHECK, refused={
         READS: "it names the topic of a write; a read names its topics with 'subscribe', 'subscribePattern' or "
                "'assign'"}),
     option("deliveryGuarantee", _ANY_WRITE, v.delivery_guarantee, v.AT_LEAST_ONCE, doc=page.DELIVERY, refused={
@@ -233,7 +245,8 @@ OPTIONS: tuple[Option, ...] = (
     # typed keys and values (payloads.py)
     *_side_rows("value"), *_side_rows("key"),
     # (named schema.registry.url, for the "did you mean" of a misspelt one; the registry client reads them all)
-    option("schema.registry.url", _EVERY, prefix=True, doc=page.TYPED, needs=TYPED_SIDE),
+    option("schema.registry.url", _EVERY | {Use.METADATA}, prefix=True, doc=page.TYPED, needs=TYPED_SIDE,
+           tables=_CHECK),
     _read("mode", v.read_mode, doc=page.TYPED, needs=TYPED_SIDE, refused={
         WRITES: "it says what a read does with a record that does not decode; a write fails on a row that does not "
                 "fit its schema, naming the row and field"}),
@@ -257,13 +270,17 @@ OPTIONS: tuple[Option, ...] = (
           refused={Use.BATCH_READ: _EVOLUTION, WRITES: _INFERENCE}, needs=INFERRED_JSON_SIDE),
     # the metadata tables (spark/metadata/)
     option("metadata", {Use.METADATA, Use.VIEW}, v.metadata_table, doc=page.METADATA, refused={
-        Use.STREAM_READ: f"the metadata tables ({', '.join(TABLES)}) are batch-only snapshots of the cluster: read "
-                         f"them with spark.read, e.g. inside foreachBatch or on a schedule",
+        Use.STREAM_READ: f"the metadata tables ({', '.join(METADATA_TABLES)}) are batch-only snapshots of the "
+                         f"cluster: read them with spark.read, e.g. inside foreachBatch or on a schedule",
         Use.BATCH_READ: "it reads a metadata table, which takes no other read options",
         WRITES: _READ_OPTION}),
     *(metadata_option(name, ("groups", "group_offsets"), parse, doc=page.METADATA, purpose="it selects consumer "
                       "groups for", note="an ordinary read does not use consumer groups")
       for name, parse in (("groups", v.names_of("group")), ("groupPattern", v.pattern))),
+    # the connection check's own options (its values are read by the client's check: client/check/options.py)
+    *(metadata_option(name, _CHECK, parse, doc=page.CHECK, reason=_CHECK_ONLY)
+      for name, parse in (("checkThroughput", v.boolean), ("checkStepTimeoutMs", v.positive_int),
+                          ("checkTimeoutMs", v.positive_int), ("checkTasks", v.check_tasks))),
     # keys Spark puts into the options itself, and the path of load(path) / save(path)
     *(option(name, {Use.STREAM_WRITE}, doc=page.MISPLACED, added_by_spark="streaming write", refused={
         (READS | {Use.VIEW}): _ON_WRITE_STREAM if name == "checkpointLocation" else "it belongs on writeStream",

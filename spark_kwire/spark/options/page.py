@@ -174,6 +174,12 @@ START_AT_GROUP = PageRow(
 METADATA = PageRow(
     "`metadata=topics\\|partitions\\|groups\\|group_offsets`, `groups`, `groupPattern`", "—",
     "kwire-only, batch only: [the cluster as DataFrames](metadata-tables.md); refused on `readStream`")
+CHECK = PageRow(
+    "`metadata=check`, `checkThroughput`, `checkStepTimeoutMs`, `checkTimeoutMs`, `checkTasks`", "—",
+    "kwire-only, batch only: [the connection check](checking-a-connection.md#in-spark) from the driver and from "
+    "`checkTasks` tasks on the executors, one row per step and target with its fix; it takes `kafka.*`, the topics "
+    "(`subscribe`, `subscribePattern`, `assign`, `topic`) and `schema.registry.*`; the check's own options are "
+    "refused everywhere else")
 CATALOG_TABLE = PageRow(
     "`CREATE TABLE ... USING kwire` (a catalog table)", "`CREATE TABLE ... USING kafka` keeps the table's options",
     "refused at once, saying why: Spark keeps no OPTIONS of a catalog table over a Python data source; a temporary "
@@ -187,4 +193,4 @@ ROWS = (BOOTSTRAP, SUBSCRIPTION, OFFSETS, TIMESTAMPS, DATA_LOSS, SPARK_CUTS, PAC
         TRIGGER_LIMITS, POLL_TIMEOUT, OFFSET_RETRIES, GROUP_ID, DECOMPRESSED, TOPIC, NEW_TOPIC, PRODUCER, SECURITY,
         KERBEROS, DELEGATION_TOKENS, OAUTH, SASL_USER, CONSUMER_REFUSED, PRODUCER_CLASSES, DELIVERY, TYPED,
         JSON_OPTIONS, JSON_INFERENCE, MISPLACED, UNKNOWN, OTHER_SETTINGS, PUSHDOWN, COMMIT_OFFSETS, START_AT_GROUP,
-        METADATA, CATALOG_TABLE, SAVE_MODE)
+        METADATA, CHECK, CATALOG_TABLE, SAVE_MODE)

@@ -122,8 +122,9 @@ def check_names(opts: Mapping[str, Any], uses: Iterable[Use]) -> None:
 
 
 def metadata_options(table: str) -> list[str]:
-    """The documented names a metadata table takes (``metadata`` itself and its filters)."""
-    return sorted((r.name for r in OPTIONS if r.applies_to(Use.METADATA) and (not r.tables or table in r.tables)),
+    """The documented names a metadata table takes (``metadata`` itself, its filters, its own options; a prefix
+    row as ``schema.registry.*``)."""
+    return sorted((r.shown for r in OPTIONS if r.applies_to(Use.METADATA) and (not r.tables or table in r.tables)),
                   key=str.lower)
 
 
@@ -132,12 +133,15 @@ def check_metadata_names(opts: Mapping[str, Any], table: str) -> None:
     for key in opts:
         if key.startswith("kafka."):
             continue
-        option = BY_KEY.get(key)
+        option = row(key)
         if option is not None and option.applies_to(Use.METADATA):
             if not option.tables or table in option.tables:
                 continue
-            raise KwireOptionError(f"Option '{option.name}' does not apply to metadata table '{table}' (only to: "
-                                   f"{', '.join(option.tables)}).")
+            only = f"only to: {', '.join(option.tables)}"
+            if option.prefix:  # schema.registry.<key>: named as given, the options it stands for by what they are
+                only = f"{option.key_prefix.rstrip('.').replace('.', ' ')} options apply {only}"
+            raise KwireOptionError(f"Option '{key if option.prefix else option.name}' does not apply to metadata table "
+                                   f"'{table}' ({only}).")
         raise _unknown(key, metadata_options(table), f"a kwire metadata read of table '{table}'")
 
 

@@ -20,9 +20,9 @@ __all__ = ["Parser", "boolean", "positive_int", "non_negative_int", "duration_ms
            "non_empty", "names_of", "parse_names", "pattern", "parse_pattern", "json_object", "partition_map",
            "assignment", "timestamp_ms", "partition_timestamps", "offsets_spec", "choice", "payload_format_name",
            "schema_version", "subject_strategy", "schema_text", "read_mode", "evolution_mode", "schema_location",
-           "delivery_guarantee", "token_mechanism", "metadata_table", "EARLIEST", "LATEST", "format_names",
-           "typed_format_names", "FAILFAST", "PERMISSIVE", "EVOLUTION_MODES", "GUARANTEES", "AT_LEAST_ONCE",
-           "EXACTLY_ONCE", "TOKEN_MECHANISMS"]
+           "delivery_guarantee", "token_mechanism", "metadata_table", "metadata_tables", "check_tasks", "CHECK_TABLE",
+           "EARLIEST", "LATEST", "format_names", "typed_format_names", "FAILFAST", "PERMISSIVE", "EVOLUTION_MODES",
+           "GUARANTEES", "AT_LEAST_ONCE", "EXACTLY_ONCE", "TOKEN_MECHANISMS"]
 
 Parser = Callable[[str, Any], Any]
 
@@ -336,14 +336,35 @@ def token_mechanism(name: str, raw: Any) -> str:
     return mechanism
 
 
-def metadata_table(name: str, raw: Any) -> str:
-    """One of the cluster's metadata tables (case-insensitive), with the closest one to a misspelt name."""
+#: The connection check as a metadata table (spark/metadata/check_table.py): its rows come from the client's
+#: check, not from the cluster's metadata.
+CHECK_TABLE = "check"
+
+
+def metadata_tables() -> tuple[str, ...]:
+    """Every table option 'metadata' names: the cluster's tables, then the connection check."""
     from spark_kwire.client.admin.cluster_tables import TABLES
 
+    return TABLES + (CHECK_TABLE,)
+
+
+def metadata_table(name: str, raw: Any) -> str:
+    """One of the metadata tables (case-insensitive), with the closest one to a misspelt name."""
+    tables = metadata_tables()
     table = str(raw or "").strip().lower()
-    if table not in TABLES:
-        hint = difflib.get_close_matches(table, TABLES, n=1, cutoff=0.6)
+    if table not in tables:
+        hint = difflib.get_close_matches(table, tables, n=1, cutoff=0.6)
         suggestion = f" Did you mean '{hint[0]}'?" if hint else ""
         raise _refuse(f"Unknown metadata table {raw!r} (option '{name}').{suggestion} "
-                      f"Accepted tables: {', '.join(TABLES)}.")
+                      f"Accepted tables: {', '.join(tables)}.")
     return table
+
+
+def check_tasks(name: str, raw: Any) -> int:
+    """The number of the connection check's tasks spread over the executors: 1 to 10000."""
+    text = str(raw).strip()
+    tasks = int(text) if text.isdigit() else 0
+    if not 1 <= tasks <= 10_000:
+        raise _refuse(f"Option '{name}' must be a whole number from 1 to 10000 (the check's tasks spread over the "
+                      f"executors), got {raw!r}.")
+    return tasks
