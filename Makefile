@@ -39,7 +39,7 @@ VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' spark_kwire/_version.
 WHEEL := dist/spark_kwire-$(VERSION)-py3-none-any.whl
 SDIST := dist/spark_kwire-$(VERSION).tar.gz
 PACKAGE_SOURCES := pyproject.toml MANIFEST.in README.md LICENSE pyspark_kwire.py $(shell find spark_kwire -name '*.py')
-# What `make test` runs in the background beside the newest release's whole suite, one after the other.
+# What `make test` runs in the background beside the newest release's whole suite, from one queue (.ci/test-matrix).
 BACKGROUND_RUNS := dist $(addprefix test-release-,$(OLDER_SPARK_RELEASES)) test-pandas3
 
 .PHONY: demo test test-newest test-releases test-pandas3 setup system-packages venv jars wheel dist release-venvs \
@@ -50,10 +50,11 @@ demo: setup
 
 # The whole matrix at once: `make dist`, the older releases' runs and the pandas 3 run in the background (their
 # output in .kwire/logs, printed at the end), the newest release's whole suite in the foreground. Fails if any
-# run fails. Each background run makes its own virtualenv first, so that on a fresh clone their pip installs
-# overlap the newest release's suite instead of delaying every run.
+# run fails. The background runs' virtualenvs are made beside them (VIRTUALENVS), so that on a fresh clone their pip
+# installs overlap the suites instead of delaying every run.
 test: setup
-	PYTEST_ARGS='$(PYTEST_ARGS)' bash .ci/test-matrix $(BACKGROUND_RUNS)
+	PYTEST_ARGS='$(PYTEST_ARGS)' VIRTUALENVS='$(RELEASE_VENVS) .venv-pandas3/.installed' \
+	  bash .ci/test-matrix $(BACKGROUND_RUNS)
 
 test-newest: setup
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
@@ -108,7 +109,8 @@ dist: $(WHEEL) $(SDIST) $(JARS_STAMP) .venv-dist/.installed
 
 # .venv-spark-X.Y: PySpark X.Y.Z, the test tools, and kwire from the wheel. Made once; the wheel is
 # re-installed when it changes, the whole virtualenv when pyproject.toml or the release changes.
-release-venvs: $(foreach r,$(OLDER_SPARK_RELEASES),.venv-spark-$(basename $(r))/.installed-$(r))
+RELEASE_VENVS := $(foreach r,$(OLDER_SPARK_RELEASES),.venv-spark-$(basename $(r))/.installed-$(r))
+release-venvs: $(RELEASE_VENVS)
 define release_venv
 .venv-spark-$(basename $(1))/.installed-$(1): pyproject.toml $(WHEEL)
 	PYTHON=$(PYTHON) bash .ci/release-venv .venv-spark-$(basename $(1)) 'pyspark[connect]==$(1)' $(WHEEL) test \
