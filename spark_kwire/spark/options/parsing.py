@@ -43,6 +43,7 @@ _STREAM_ONLY_IGNORED_IN_BATCH = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger",
 BATCH_READ_OPTIONS = _READ_COMMON + ["endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"] + \
     _STREAM_ONLY_IGNORED_IN_BATCH
 STREAM_READ_OPTIONS = _READ_COMMON + _STREAM_ONLY_IGNORED_IN_BATCH + ["commitOffsetsToGroup", "startingOffsetsGroup",
+                                                                       "streamReadMode",
                                                                        *typed_options.JSON_STREAM_OPTIONS]
 WRITE_OPTIONS = ["topic", "deliveryGuarantee", "transactionalIdPrefix", *DELEGATION_TOKEN_OPTIONS,
                  *typed_options.TYPED_WRITE_OPTIONS]
@@ -68,6 +69,8 @@ _NOT_FOR_READS = {
 _NOT_FOR_BATCH_READS = {
     "commitoffsetstogroup": "it applies to streaming reads (readStream) only",
     "startingoffsetsgroup": "it applies to streaming reads (readStream) only",
+    "streamreadmode": "it chooses where a stream's micro-batches are read (tasks, driver or auto) and applies to "
+                      "streaming reads (readStream) only; a batch read is always read by tasks",
     **typed_options.TYPED_NOT_FOR_BATCH_READS,
 }
 _NOT_FOR_STREAM_READS = {
@@ -383,6 +386,19 @@ def parse_offset_bound(options: Mapping[str, str], side: str, *, default: str, s
 
 
 _STRATEGIES = ("error", "latest")
+# streamReadMode: where a stream's micro-batches are read (spark/reading/stream_mode.py decides what auto means).
+STREAM_READ_MODES = ("auto", "tasks", "driver")
+
+
+def parse_stream_read_mode(opts: Mapping[str, str]) -> str:
+    raw = opts.get("streamreadmode", "auto")
+    mode = str(raw).strip().lower()
+    if mode not in STREAM_READ_MODES:
+        raise KwireOptionError(
+            f"Option 'streamReadMode' must be 'auto', 'tasks' or 'driver', got {raw!r}: 'tasks' reads each "
+            "micro-batch in Spark tasks, 'driver' in the driver's source process (small micro-batches), 'auto' "
+            "chooses when the query starts.")
+    return mode
 
 
 @dataclass(frozen=True)
@@ -401,6 +417,7 @@ class ReadOptions:
     min_offsets_per_trigger: int | None = None
     max_trigger_delay_ms: int = 15 * 60 * 1000
     commit_group: str | None = None
+    stream_read_mode: str = "auto"  # streams only: "auto" | "tasks" | "driver"
     # Records per Spark partition when kwire packs ranges (packing.py); None when it does not pack.
     pack_target: int | None = None
     delegation_token: str | None = None  # tasks' SCRAM mechanism with delegationToken=true (delegation.py)
@@ -483,6 +500,7 @@ class ReadOptions:
             min_offsets_per_trigger=min_offsets,
             max_trigger_delay_ms=delay_ms,
             commit_group=commit_group.strip() if commit_group else None,
+            stream_read_mode=parse_stream_read_mode(opts),
             delegation_token=parse_delegation_token(opts, kafka),
             typed=typed_options.parse_typed(opts, write=False),
         )
