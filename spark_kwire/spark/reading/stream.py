@@ -1,10 +1,12 @@
-"""Streaming reads by tasks: readStream.format("kwire") with Spark's offsets JSON, admission control and
-AvailableNow.
+"""Streaming reads by tasks (streamReadMode=tasks): readStream.format("kwire") with Spark's offsets JSON,
+admission control and AvailableNow.
 
-Where batches begin and end is StreamOffsets' (stream_offsets.py). Here:
+Where batches begin and end is StreamOffsets' (stream_offsets.py), shared with the driver's read mode. Here:
 
 * partitions(start, end) turns the two offset maps into offset ranges, packed into Spark partitions (packing.py)
-  or cut as Spark's source cuts them; each becomes a read task (range_reading.py).
+  or cut as Spark's source cuts them; each becomes a read task (range_reading.py). A batch planned by the driver's
+  read mode (stream_driver.py) and replayed after a restart reaches a task as Spark's SimpleInputPartition: it is
+  read here too, the same records (see read()).
 * Spark 4.2+ hands latestOffset the start offsets and a ReadLimit (`capabilities.READ_LIMIT_API`). On
   4.0 and 4.1 `latestOffset()` takes no arguments: `SelfLimitingStreamReader` (stream_self_limited.py)
   then remembers where the previous batch ended and applies the limits itself.
@@ -39,6 +41,10 @@ class KwireStreamReaderBase(StreamOffsets, ReadsPlannedRanges, DataSourceStreamR
         import spark_kwire.spark.reading.reader  # noqa: F401 -- the decoding kernels, which only readers need
 
         load_stream_kernels("decode_headers" if self.options.include_headers else "decode")
+        from spark_kwire.spark.reading.stream_driver import is_driver_batch, read_between_offsets
+
+        if is_driver_batch(partition):  # a batch of the driver's read mode, replayed after a restart
+            return read_between_offsets(self, partition.start, partition.end)
         return super().read(partition)
 
     def partitions(self, start: dict, end: dict) -> list[OffsetRange]:
