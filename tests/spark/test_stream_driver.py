@@ -28,9 +28,19 @@ from spark_kwire.spark.reading.stream_mode import (
 )
 from spark_kwire.spark.source import stream_reader_class
 from tests.spark.spark_oracle import spark_rate_limit
-from tests.spark.test_stream import produce
 
 DRIVER = ModeChoice("driver", "driver")
+
+
+def produce(bootstrap, topic, records, partition=None):
+    """records: (key, value) or (key, value, headers); every acknowledgement awaited (test_stream.py's helper, which
+    this file does not import: that one needs Spark 4.2's streaming API, and this file runs on every release)."""
+    producer, errors = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5}), []
+    for key, value, headers in ((*record, None)[:3] for record in records):
+        producer.produce(topic, key=key, value=value, headers=headers, **({} if partition is None else
+                                                                          {"partition": partition}),
+                         on_delivery=lambda err, _m: errors.append(err) if err else None)
+    assert producer.flush(30) == 0 and not errors, errors
 
 
 def _options(bootstrap, **options) -> ReadOptions:
