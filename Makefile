@@ -49,8 +49,9 @@ demo: setup
 
 # The whole matrix at once: `make dist`, the older releases' runs and the pandas 3 run in the background (their
 # output in .kwire/logs, printed at the end), the newest release's whole suite in the foreground. Fails if any
-# run fails.
-test: setup release-venvs
+# run fails. Each background run makes its own virtualenv first, so that on a fresh clone their pip installs
+# overlap the newest release's suite instead of delaying every run.
+test: setup
 	PYTEST_ARGS='$(PYTEST_ARGS)' bash .ci/test-matrix $(BACKGROUND_RUNS)
 
 test-newest: setup
@@ -141,9 +142,12 @@ define run_release_tests
 	    $(addprefix $(CURDIR)/,$(or $(4),$(RELEASE_TESTS)))
 endef
 
-# One older release against the wheel in its virtualenv.
-test-release-%:
-	$(call run_release_tests,.venv-spark-$(basename $*),PySpark $*,.kwire/run-$*)
+# One older release against the wheel in its virtualenv (made first when missing or out of date).
+define release_tests
+test-release-$(1): .venv-spark-$(basename $(1))/.installed-$(1)
+	$$(call run_release_tests,.venv-spark-$(basename $(1)),PySpark $(1),.kwire/run-$(1))
+endef
+$(foreach r,$(OLDER_SPARK_RELEASES),$(eval $(call release_tests,$(r))))
 
 # The Spark-facing tests once with pandas 3 on the newest PySpark, kwire from the wheel: the ones whose paths
 # PySpark may take through pandas when it is there: batch and stream reads and writes (Spark's Python workers),

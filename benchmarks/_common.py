@@ -41,8 +41,12 @@ def print_machine() -> None:
     print(f"python {platform.python_version()}; {'; '.join(versions)}", flush=True)
 
 
-def parse_args(description: str, default_records: int) -> argparse.Namespace:
+def parse_args(description: str, default_records: int, revision: bool = False) -> argparse.Namespace:
+    """The benchmarks' common arguments; ``revision``: also ``--revision``, another version of kwire to run beside
+    this checkout (``versions_side_by_side.export_renamed``)."""
     parser = argparse.ArgumentParser(description=description)
+    if revision:
+        parser.add_argument("--revision", help="a git revision of kwire to read with beside this checkout")
     parser.add_argument("--records", type=int, default=default_records)
     parser.add_argument("--record-size", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=8)

@@ -10,7 +10,8 @@ turn for each version: the whole decode of the N records, then the encode of the
 values, each timed in CPU seconds of this process (steadier than wall time on a shared machine); results asserted
 equal between the versions; the best round of each (the least disturbed by the machine's other work) and the
 ratio of the medians are printed. Then the CPU seconds a fresh process with an empty numba
-cache spends in ``formats.warmup.warm_up()`` (compiling every format kernel), per version.
+cache spends compiling the kernels of the formats compared (``formats.warmup.warm_up(formats)``; plain JSON by one
+decode and one encode, as older versions have no warm-up sample for it), per version.
 
     python benchmarks/formats_side_by_side.py --revision main [--against HEAD] [--records 300000] [--rounds 5]
                                                [--cold-runs 3] [--formats avro,protobuf,json-schema,json]
@@ -46,10 +47,19 @@ PLAIN_JSON_SCHEMA = ("id BIGINT, customer STRING, email STRING, quantity BIGINT,
                      "score DOUBLE, sequence BIGINT, express BOOLEAN")
 COLD = r'''
 import importlib, json, sys, time
+package, names = sys.argv[1], sys.argv[2].split(",")
 t0 = time.process_time()
-warm_up = importlib.import_module(sys.argv[1] + ".formats.warmup").warm_up
+warm_up = importlib.import_module(package + ".formats.warmup").warm_up
+payload_format = importlib.import_module(package + ".formats.payload").payload_format
 t1 = time.process_time()
-warm_up()
+warm_up(tuple(name for name in names if name != "json"))
+if "json" in names:  # plain JSON by the payload calls every version has (older warm-ups have no sample of it)
+    import pyarrow as pa
+    fmt = payload_format("json")
+    decoder = fmt.decoder("id BIGINT, name STRING, at TIMESTAMP, day DATE, tags ARRAY<STRING>, m MAP<STRING, DOUBLE>")
+    values = pa.array([b'{"id":1,"name":"x","at":"2024-05-01T12:00:00Z","day":"2024-05-01","tags":["a"],'
+                       b'"m":{"k":1.5}}'], pa.binary())
+    fmt.encoder("", 0).encode(decoder.decode(values).values)
 print(json.dumps({"cpu": time.process_time() - t1, "import_cpu": t1 - t0}))
 '''
 
@@ -115,13 +125,15 @@ def compare(n: int, rounds: int, packages: dict[str, str], names: list[str]) -> 
                   f", median {medians[labels[0]] / medians[labels[1]]:.3f}")
 
 
-def cold(runs: int, packages: dict[str, str], path: str) -> None:
-    print(f"compile of every format kernel (warm_up) in a fresh process, empty numba cache: CPU s, median of {runs}")
+def cold(runs: int, packages: dict[str, str], path: str, names: list[str]) -> None:
+    print(f"compile of the kernels of {', '.join(names)} (warm_up, a plain JSON decode and encode) in a fresh process, "
+          f"empty numba cache: CPU s, median of {runs}")
     cpu = {label: [] for label in packages}
     for _ in range(runs):
         for label, package in packages.items():
             with tempfile.TemporaryDirectory() as cache:
-                out = subprocess.run([sys.executable, "-c", COLD, package], capture_output=True, text=True, check=True,
+                out = subprocess.run([sys.executable, "-c", COLD, package, ",".join(names)], capture_output=True,
+                                     text=True, check=True,
                                      env=dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=path))
                 cpu[label].append(json.loads(out.stdout.strip().splitlines()[-1])["cpu"])
     for label, values in cpu.items():
@@ -153,7 +165,7 @@ def main() -> None:
         path = os.pathsep.join([str(folder), str(_common.REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
         compare(args.records, args.rounds, packages, args.formats.split(","))
         if args.cold_runs:
-            cold(args.cold_runs, packages, path)
+            cold(args.cold_runs, packages, path, args.formats.split(","))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     print("(best of the rounds, the median's ratio beside; decoded values and encoded bytes asserted equal between "

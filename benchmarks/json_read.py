@@ -9,15 +9,23 @@ alternating, each warmed first:
   * kwire raw:             format("kwire") without valueFormat: count(*) + sum(length(value)).
 Both modes are measured (PERMISSIVE, from_json's default, and FAILFAST). Before timing, the two readers' rows are
 asserted equal whole (to_json of every value, both ways) and their aggregates on every run.
+With ``--revision REV``, kwire at that git revision (exported with its package renamed, format ``kwire_old``, as
+``versions_side_by_side.py`` does) reads the same topic too, in the same rotation, its rows and aggregates asserted
+equal as well: a change's effect on the plain JSON read, side by side in one session.
     python benchmarks/json_read.py [--records 1000000] [--runs 3] [--partitions 8] [--bootstrap host:port]
+                                   [--revision main]
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
+import tempfile
 import time
 import uuid
+from pathlib import Path
 
 from _common import broker, parse_args, print_machine, report, spark_session, timed
 
@@ -73,12 +81,35 @@ def write_topic(bootstrap: str, topic: str, args) -> None:
 
 
 def main() -> None:
-    args = parse_args(__doc__, 1_000_000)
+    args = parse_args(__doc__, 1_000_000, revision=True)
     print_machine()
+    folder = Path(tempfile.mkdtemp(prefix="kwire-old-")) if args.revision else None
+    try:
+        if folder is not None:
+            from versions_side_by_side import export_renamed
+
+            export_renamed(args.revision, folder)
+            os.environ["PYTHONPATH"] = os.pathsep.join([str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])
+            sys.path.insert(0, str(folder))
+        measure(args)
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def measure(args) -> None:
     with broker(args) as bootstrap:
         topic = f"bench-json-{args.records}-{uuid.uuid4().hex[:6]}"
         write_topic(bootstrap, topic, args)
         spark = spark_session()
+        old = None
+        if args.revision:
+            import importlib
+
+            from versions_side_by_side import OLD_FORMAT, OLD_PACKAGE
+
+            spark.dataSource.register(importlib.import_module(f"{OLD_PACKAGE}.spark.source").KwireDataSource)
+            old = OLD_FORMAT
         spark.conf.set("spark.sql.session.timeZone", "UTC")
         from pyspark.sql import functions as F
 
@@ -88,8 +119,8 @@ def main() -> None:
                 reader = reader.option(key, value)
             return reader.load()
 
-        def kwire_frame(mode):
-            return source("kwire", valueFormat="json", valueSchema=SCHEMA, mode=mode)
+        def kwire_frame(mode, fmt="kwire"):
+            return source(fmt, valueFormat="json", valueSchema=SCHEMA, mode=mode)
 
         def builtin_frame(mode):
             return source("kafka").select(F.from_json(F.col("value").cast("string"), SCHEMA, {"mode": mode})
@@ -99,7 +130,11 @@ def main() -> None:
             ours = kwire_frame(mode).select(F.to_json("value").alias("j"))
             theirs = builtin_frame(mode).select(F.to_json("value").alias("j"))
             assert ours.exceptAll(theirs).count() == 0 and theirs.exceptAll(ours).count() == 0, mode
-        print("rows equal to the built-in's + from_json's, PERMISSIVE and FAILFAST", flush=True)
+            if old:
+                before = kwire_frame(mode, old).select(F.to_json("value").alias("j"))
+                assert ours.exceptAll(before).count() == 0 and before.exceptAll(ours).count() == 0, (old, mode)
+        print("rows equal to the built-in's + from_json's, PERMISSIVE and FAILFAST"
+              + (f" (and kwire {args.revision}'s)" if old else ""), flush=True)
         results = {}
 
         def run_of(name, frame, aggregates):
@@ -112,6 +147,9 @@ def main() -> None:
             runs[f"kwire json {mode}"] = run_of(f"kwire {mode}", lambda m=mode: kwire_frame(m), AGGREGATES)
             runs[f"built-in + from_json {mode}"] = run_of(f"builtin {mode}", lambda m=mode: builtin_frame(m),
                                                           AGGREGATES)
+            if old:
+                runs[f"kwire {args.revision} json {mode}"] = run_of(f"old {mode}", lambda m=mode: kwire_frame(m, old),
+                                                                    AGGREGATES)
         runs["kwire raw"] = run_of("raw", lambda: source("kwire"), ["count(*) AS n", "sum(length(value)) AS bytes"])
         for run in runs.values():  # warm-up: JIT, numba caches, Python workers
             run()
@@ -120,6 +158,8 @@ def main() -> None:
             for mode in ("PERMISSIVE", "FAILFAST"):
                 assert results[f"kwire {mode}"] == results[f"builtin {mode}"], (results[f"kwire {mode}"],
                                                                                  results[f"builtin {mode}"])
+                if old:
+                    assert results[f"old {mode}"] == results[f"kwire {mode}"], (results[f"old {mode}"], mode)
             assert results["kwire PERMISSIVE"].n == results["raw"].n == args.records
 
         check()
@@ -136,6 +176,9 @@ def main() -> None:
         for mode in ("PERMISSIVE", "FAILFAST"):
             print(f"  ratio kwire json / built-in + from_json ({mode}): "
                   f"{medians[f'built-in + from_json {mode}'] / medians[f'kwire json {mode}']:.2f}x")
+            if old:
+                print(f"  ratio kwire json (this checkout) / kwire {args.revision} json ({mode}): "
+                      f"{medians[f'kwire {args.revision} json {mode}'] / medians[f'kwire json {mode}']:.3f}x")
         print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
         spark.stop()
 

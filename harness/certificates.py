@@ -15,6 +15,8 @@ class TestCertificates:
     * ``broker_keystore``: broker certificate (SANs ``localhost`` and ``127.0.0.1``) + CA + key, for a broker
       listener's ``ssl.keystore.type=PEM`` / ``ssl.keystore.location``.
     * ``wrong_host_keystore``: the same for a broker certificate naming only ``wrong-host.invalid``.
+    * ``expired_keystore``: the same for a broker certificate (SANs ``localhost``, ``127.0.0.1``) that expired a day
+      ago, signed by the same CA.
     * ``client_cert`` / ``client_key`` / ``client_keystore`` (both in one file): a client certificate for mutual TLS;
       ``client_key_encrypted`` is its key encrypted with ``client_key_password``.
     * ``other_ca_cert``: a CA that signed nothing here (a truststore that trusts no broker).
@@ -31,6 +33,7 @@ class TestCertificates:
     client_key_encrypted: Path
     client_key_password: str
     other_ca_cert: Path
+    expired_keystore: Path
 
 
 def generate_test_certificates(directory: str | os.PathLike, *, days: int = 2,
@@ -70,11 +73,11 @@ def generate_test_certificates(directory: str | os.PathLike, *, days: int = 2,
                 .sign(key, hashes.SHA256()))
         return key, cert
 
-    def make_leaf(ca_key, ca_cert, cn: str, sans: list, usage):
+    def make_leaf(ca_key, ca_cert, cn: str, sans: list, usage, *, valid=(now, until)):
         key = new_key()
         builder = (x509.CertificateBuilder().subject_name(name(cn)).issuer_name(ca_cert.subject)
                    .public_key(key.public_key()).serial_number(x509.random_serial_number())
-                   .not_valid_before(now).not_valid_after(until)
+                   .not_valid_before(valid[0]).not_valid_after(valid[1])
                    .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
                    .add_extension(x509.ExtendedKeyUsage(usage), critical=False)
                    .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
@@ -105,6 +108,9 @@ def generate_test_certificates(directory: str | os.PathLike, *, days: int = 2,
                                         server)
     wrong_key, wrong_cert = make_leaf(ca_key, ca_cert, "wrong-host.invalid", [x509.DNSName("wrong-host.invalid")],
                                       server)
+    expired_key, expired_cert = make_leaf(
+        ca_key, ca_cert, "localhost", [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))],
+        server, valid=(now - datetime.timedelta(days=30), now - datetime.timedelta(days=1)))
     client_key, client_cert = make_leaf(ca_key, ca_cert, "kwire-client", [], [ExtendedKeyUsageOID.CLIENT_AUTH])
     return TestCertificates(
         directory=out,
@@ -117,4 +123,5 @@ def generate_test_certificates(directory: str | os.PathLike, *, days: int = 2,
         client_key_encrypted=write("client-encrypted.key", pem_key(client_key, client_key_password)),
         client_key_password=client_key_password,
         other_ca_cert=write("other-ca.pem", pem_cert(other_ca)),
+        expired_keystore=write("expired.pem", pem_cert(expired_cert) + pem_cert(ca_cert) + pem_key(expired_key)),
     )

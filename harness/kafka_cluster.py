@@ -31,11 +31,19 @@ _READY_LINE = "Kafka Server started"
 @dataclass
 class Listener:
     """One client-facing listener: its name, Kafka security protocol, the port it got and the host it binds and
-    advertises (e.g. ``localhost`` for Kerberos, whose service principal names the host clients connect to)."""
+    advertises (e.g. ``localhost`` for Kerberos, whose service principal names the host clients connect to).
+
+    ``advertised`` ("host:port") makes the broker advertise another address than the one it listens on, e.g. a port
+    nobody listens on: clients that bootstrap there get Metadata naming an address they cannot reach."""
     name: str
     security_protocol: str = "PLAINTEXT"
     port: int = 0
     host: str = "127.0.0.1"
+    advertised: str | None = None
+
+    @property
+    def advertised_address(self) -> str:
+        return self.advertised or f"{self.host}:{self.port}"
 
 
 @dataclass
@@ -100,7 +108,7 @@ class KafkaCluster:
         self._stopped = False
         for node_id in range(1, nodes + 1):
             listeners_ = [Listener("PLAINTEXT", "PLAINTEXT", free_port())] + [
-                Listener(l.name, l.security_protocol, free_port(), l.host) for l in self.extra_listeners
+                Listener(l.name, l.security_protocol, free_port(), l.host, l.advertised) for l in self.extra_listeners
             ]
             node_dir = self.workdir / f"node-{node_id}"
             node_dir.mkdir(parents=True, exist_ok=True)
@@ -121,6 +129,7 @@ class KafkaCluster:
     def _write_config(self, node: KafkaNode) -> Path:
         voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes.values())
         listeners = [f"{l.name}://{l.host}:{l.port}" for l in node.listeners]
+        advertised = [f"{l.name}://{l.advertised_address}" for l in node.listeners]
         protocol_map = {l.name: l.security_protocol for l in node.listeners}
         protocol_map["CONTROLLER"] = "PLAINTEXT"
         replication = min(3, self.node_count)
@@ -128,7 +137,7 @@ class KafkaCluster:
             node_id=node.node_id,
             quorum_voters=voters,
             listeners=",".join(listeners + [f"CONTROLLER://127.0.0.1:{node.controller_port}"]),
-            advertised_listeners=",".join(listeners),
+            advertised_listeners=",".join(advertised),
             security_protocol_map=",".join(f"{k}:{v}" for k, v in protocol_map.items()),
             inter_broker_listener="PLAINTEXT",
             log_dir=node.workdir / "data",

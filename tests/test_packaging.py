@@ -1,7 +1,7 @@
 """The wheel as users get it: it holds only the library and the LICENSE, its version has one source, `make dist`'s
 contents check refuses what must not be released, installing it leaves an installed pandas 3 in place, and
-`spark_kwire.admin` works in an environment without pyspark (installed from the wheel into a fresh virtualenv,
-against a real broker, cross-checked with librdkafka)."""
+`spark_kwire.admin` and the `kwire check` command work in an environment without pyspark (installed from the wheel
+into a fresh virtualenv, against a real broker, cross-checked with librdkafka)."""
 
 from __future__ import annotations
 
@@ -248,3 +248,39 @@ def test_admin_works_without_pyspark(nospark_python, bootstrap, create_topic, pr
     assert f"Consumer group '{group}-missing' does not exist" in out["missing_group"]
     assert out["made"][0]["partitions"] == 2 and out["after_delete"] is False
     print(f"admin script without pyspark: {time.monotonic() - started:.1f}s")
+
+
+def test_check_command_works_without_pyspark(nospark_python, bootstrap, create_topic, produce, topic_name, tmp_path):
+    """`python -m spark_kwire check` and the `kwire` command from the wheel: a properties file as in conf/, a healthy
+    topic (exit 0, JSON rows), a missing one (exit 1, its fix), a misspelt option (exit 2, the closest name)."""
+    import socket
+
+    from confluent_kafka.admin import AdminClient
+
+    create_topic(topic_name, partitions=3)
+    produce(topic_name, [(None, f"v{i}".encode(), None, None, i % 3) for i in range(300)])
+    config = tmp_path / "client.properties"
+    config.write_text(f"# as conf/client-plaintext.properties\nbootstrap.servers = {bootstrap}\n"
+                      f"client.id=kwire-check-test\nrequest.timeout.ms: 20000\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+    def run(*args, command=(str(nospark_python), "-m", "spark_kwire")):
+        return subprocess.run([*command, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    healthy = run("check", "--config", str(config), "--topic", topic_name, "--throughput", "--json")
+    assert healthy.returncode == 0, healthy.stdout[-4000:] + healthy.stderr[-4000:]
+    report = json.loads(healthy.stdout)
+    assert report["worst"] == "ok" and report["executor"] == "cli" and report["host"] == socket.gethostname()
+    rows = {(r["step"], r["target"]): r for r in report["rows"]}
+    partitions = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic_name, timeout=30) \
+        .topics[topic_name].partitions
+    assert f"{len(partitions)} partition(s)" in rows[("topic", f"topic {topic_name}")]["detail"]
+    assert any(step == "throughput" and r["outcome"] == "ok" and "MB/s" in r["detail"]
+               for (step, _), r in rows.items())
+    kwire = NOSPARK_VENV / "bin" / "kwire"
+    missing = run("check", "--bootstrap", bootstrap, "--topic", f"{topic_name}-missing", command=(str(kwire),))
+    assert missing.returncode == 1, missing.stdout + missing.stderr
+    assert "topic_missing" not in missing.stdout and "fix: Create the topic" in missing.stdout
+    misspelt = run("check", "--bootstrap", bootstrap, "--option", f"subscibe={topic_name}")
+    assert misspelt.returncode == 2 and "Did you mean 'subscribe'?" in misspelt.stderr
+    assert run().returncode == 2 and "check" in run().stderr

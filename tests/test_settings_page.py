@@ -1,6 +1,7 @@
 """docs/kafka-client-settings.md and the code's lists of Kafka client settings say the same: every setting of the
-client's lists (spark_kwire/client/settings/names.py) and of Spark's refusals (spark_kwire/spark/options/parsing.py) has a
-row with its status and its reason, and every row names a setting of those lists."""
+client's lists (spark_kwire/client/settings/names.py) and of Spark's refusals (the table of kwire's options,
+spark_kwire/spark/options/names.py) has a row with its status and its reason, and every row names a setting of those
+lists."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import re
 from pathlib import Path
 
 from spark_kwire.client.settings.names import HONOURED, NO_EFFECT, REFUSED
-from spark_kwire.spark.options.parsing import _UNSUPPORTED_KAFKA_READ, _UNSUPPORTED_KAFKA_WRITE
+from spark_kwire.spark.options.names import Use
+from spark_kwire.spark.options.rules import kafka_refused
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "kafka-client-settings.md"
+_UNSUPPORTED_KAFKA_READ, _UNSUPPORTED_KAFKA_WRITE = kafka_refused(Use.BATCH_READ), kafka_refused(Use.BATCH_WRITE)
 _ROW = re.compile(r"^\| `([^`]+)` \| ([^|]+) \| (.*) \|$")
 
 

@@ -27,39 +27,23 @@ import numpy as np
 
 _log = logging.getLogger("spark_kwire.formats")
 
-SOURCES = (
-    "spark_kwire.formats.vm.bytes_in",
-    "spark_kwire.formats.vm.bytes_out",
-    "spark_kwire.formats.vm.column_writes",
-    "spark_kwire.formats.vm.framing_scan",
-    "spark_kwire.formats.vm.utf8",
-    "spark_kwire.formats.vm.rows",
-    "spark_kwire.formats.avro.kernels.decode",
-    "spark_kwire.formats.avro.kernels.encode",
-    "spark_kwire.formats.protobuf.kernels.wire",
-    "spark_kwire.formats.protobuf.kernels.decode",
-    "spark_kwire.formats.protobuf.kernels.fast",
-    "spark_kwire.formats.protobuf.kernels.encode",
-    "spark_kwire.formats.json_schema.kernels.floats",
-    "spark_kwire.formats.json_schema.kernels.text",
-    "spark_kwire.formats.json_schema.kernels.decode",
-    "spark_kwire.formats.json_schema.kernels.encode",
-    "spark_kwire.formats.json.kernels.lexer",
-    "spark_kwire.formats.json.kernels.times",
-    "spark_kwire.formats.json.kernels.numbers",
-    "spark_kwire.formats.json.kernels.pattern",
-    "spark_kwire.formats.json.kernels.regenerate",
-    "spark_kwire.formats.json.kernels.values",
-    "spark_kwire.formats.json.kernels.decode",
-    "spark_kwire.formats.json.kernels.encode",
-)
+# the format-neutral building blocks every format's kernels call, in dependency order (loaded before the formats'),
+# and the modules whose constants they compile in
+BUILDING_BLOCKS = tuple(f"spark_kwire.formats.vm.{name}" for name in (
+    "bytes_in", "bytes_out", "column_writes", "framing_scan", "utf8", "rows"))
+BUILDING_BLOCK_CONSTANTS = ("spark_kwire.formats.vm.slots", "spark_kwire.formats.vm.codes")
+# The format registry, imported by name when the kernels are first loaded (not at import): the formats it lists
+# make decoders and encoders that use these kernels.
+REGISTRY = "spark_kwire.formats.payload"
 
 
-# modules whose constants the kernels have compiled in
-CONSTANTS = ("spark_kwire.formats.vm.slots", "spark_kwire.formats.vm.codes", "spark_kwire.formats.avro.opcodes",
-             "spark_kwire.formats.protobuf.opcodes", "spark_kwire.formats.json_schema.program",
-             "spark_kwire.formats.json_schema.encode_program", "spark_kwire.formats.json.program",
-             "spark_kwire.formats.json.patterns", "spark_kwire.formats.json.encode_program")
+def sources() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(kernel modules, modules whose constants the kernels have compiled in): the building blocks, then each
+    format's (``Codec.kernels`` / ``Codec.constants``) in the registry's order, a module two formats share once."""
+    codecs = importlib.import_module(REGISTRY).CODECS
+    modules = dict.fromkeys((*BUILDING_BLOCKS, *(name for codec in codecs for name in codec.kernels)))
+    constants = dict.fromkeys((*BUILDING_BLOCK_CONSTANTS, *(name for codec in codecs for name in codec.constants)))
+    return tuple(modules), tuple(constants)
 
 
 def _add(functions: dict, name: str, kernel_names, get) -> None:
@@ -86,7 +70,7 @@ class Kernels(types.SimpleNamespace):
 
 def _python() -> Kernels:
     functions = {}
-    for name in SOURCES:
+    for name in sources()[0]:
         module = importlib.import_module(name)
         _add(functions, name, module.KERNELS, lambda k, m=module: getattr(m, k))
     return Kernels(implementation="python", **functions)
@@ -99,10 +83,11 @@ def _numba() -> Kernels:
 
     overrides = {("spark_kwire.formats.vm.bytes_in", "copy_bytes"): copy_bytes,
                  ("spark_kwire.formats.vm.bytes_in", "load_u64_le"): load_u64_le}
+    modules, constants = sources()
     compiled = {}  # id of the plain function -> its compiled version
     own = []  # the dispatchers made here
     copies = []
-    for name in SOURCES:
+    for name in modules:
         plain = importlib.import_module(name)
         spec = importlib.util.find_spec(name)
         copy = importlib.util.module_from_spec(spec)
@@ -117,12 +102,12 @@ def _numba() -> Kernels:
             compiled[id(getattr(copy, k))] = fn
         copies.append(copy)
     functions = {}
-    for name, copy in zip(SOURCES, copies):
+    for name, copy in zip(modules, copies):
         for key, value in list(vars(copy).items()):
             if isinstance(value, types.FunctionType) and id(value) in compiled:
                 setattr(copy, key, compiled[id(value)])
         _add(functions, name, copy.KERNELS, lambda k, m=copy: getattr(m, k))
-    _forget_stale_cache(own, [importlib.util.find_spec(n).origin for n in SOURCES + CONSTANTS] + [intrinsics.__file__])
+    _forget_stale_cache(own, [importlib.util.find_spec(n).origin for n in modules + constants] + [intrinsics.__file__])
     return Kernels(implementation="numba", **functions)
 
 

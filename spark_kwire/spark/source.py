@@ -15,6 +15,7 @@ from spark_kwire.spark.sql.catalog_tables import (
 from spark_kwire.spark.sql.definition import for_read, for_write, judge_definition
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
+from spark_kwire.spark.options.rules import raw
 from spark_kwire.spark.schema import read_schema, typed_read_schema, write_view_schema
 from spark_kwire.spark.workers.garbage_collection import freeze_loaded_objects
 from spark_kwire.spark.workers.zip_imports import keep_zip_imports_cheap
@@ -74,12 +75,9 @@ class KwireDataSource(DataSource):
     def name(cls) -> str:
         return "kwire"
 
-    def _include_headers(self) -> bool:
-        return str(self.options.get("includeHeaders", "false")).strip().lower() == "true"
-
     def _metadata_table(self) -> str | None:
         """The cluster-metadata table asked for with option("metadata", ...), if any."""
-        return self.options.get("metadata")
+        return raw(self.options, "metadata")  # judged by the metadata read (spark/metadata/options.py)
 
     def schema(self) -> StructType:
         if self._creating_table:
@@ -96,14 +94,15 @@ class KwireDataSource(DataSource):
             return self._write_view_schema(definition.write)
         options = definition.read
         if options.typed is None:
-            return read_schema(self._include_headers())
+            return read_schema(options.include_headers)
         # Typed keys or values: their reader schemas are decided now, once (Spark pickles this instance with them
         # for the reader), so the DataFrame is typed before any data is read and later reads decode to that type.
         if getattr(self, "_typed_read", None) is None:
+            from spark_kwire.spark.reading.sampling import sample_values
             from spark_kwire.spark.typed.schemas import resolve_typed_read
 
-            self._typed_read = resolve_typed_read(options)
-        return typed_read_schema(self._include_headers(), self._typed_read)
+            self._typed_read = resolve_typed_read(options, sample_values)
+        return typed_read_schema(options.include_headers, self._typed_read)
 
     @staticmethod
     def _write_view_schema(options: WriteOptions) -> StructType:

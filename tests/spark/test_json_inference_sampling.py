@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import types
 
 import pytest
 from pyspark.sql import DataFrame
@@ -15,8 +14,9 @@ from pyspark.sql import functions as F
 from spark_kwire.formats.json.inference.infer import infer_schema
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options.parsing import ReadOptions
-from spark_kwire.spark.typed.plain_json.evolution import parse_sampling
-from spark_kwire.spark.typed.plain_json.sampling import sample_values
+from spark_kwire.spark.options.inference import parse_sampling
+from spark_kwire.spark.options.payloads import SideSpec
+from spark_kwire.spark.reading.sampling import sample_values
 from spark_kwire.spark.typed.spark_types import spark_type
 
 pytestmark = pytest.mark.timeout(180)
@@ -113,7 +113,7 @@ def test_compressed_topics(bootstrap, create_topic, produce, topic_name, codec):
 
 
 def test_sampling_settings():
-    inferred = [types.SimpleNamespace(format="json", schema=None)]  # a side read as JSON with no schema
+    inferred = [SideSpec("value", "json")]  # a side read as JSON with no schema
     assert parse_sampling({}, inferred) == (1000, 30000)
     assert parse_sampling({"samplingrecords": "50", "samplingtimeoutms": "2000"}, inferred) == (50, 2000)
     with pytest.raises(KwireOptionError, match="samplingRecords"):
@@ -189,6 +189,30 @@ def test_load_infers_what_spark_read_json_infers(spark, bootstrap, mixed_topic, 
                                                                  json_options).alias("value")))
     key = ["partition", "offset"]
     assert sorted(ours.select(*key, "value").collect()) == sorted(oracle.collect())
+
+
+def test_load_takes_infer_timestamp_as_spark_read_json(spark, bootstrap, create_topic, produce, topic_name):
+    """inferTimestamp, as spark.read.json takes it: off (the default) timestamps stay strings; on, the strings
+    Spark's default timestamp parser reads (a date, a year, a time of day, a zone named by region) are TIMESTAMP,
+    the others (an invalid month, an array mixing a timestamp and a word) stay strings. The rows are from_json's
+    with that schema."""
+    create_topic(topic_name, partitions=2)
+    docs = ['{"t":"2024-05-01T12:30:00Z","d":"2024-05-01"}', '{"h":"12:00:00","y":"2024","s":"x"}',
+            '{"z":"2024-05-01 10:00:00 Europe/Paris","n":"2024-13-01"}', '{"m":["2024-05-01T00:00:00","x"]}',
+            '{"t":"2024-05-02T08:00:00.123+02:00","e":""}', None]
+    produce(topic_name, [(None, d.encode() if d else None, None, None, n % 2) for n, d in enumerate(docs)])
+    inferred = {}
+    for infer in ("false", "true"):
+        expected = spark_read_json(spark, bootstrap, topic_name, inferTimestamp=infer).schema
+        ours = kwire_json(spark, bootstrap, topic_name, inferTimestamp=infer)
+        assert ours.schema["value"].dataType == expected, infer
+        oracle = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic_name)
+                  .load().select("partition", "offset", F.from_json(F.col("value").cast("string"), expected)
+                                 .alias("value")))
+        assert sorted(ours.select("partition", "offset", "value").collect()) == sorted(oracle.collect())
+        inferred[infer] = {f.name: f.dataType.simpleString() for f in expected.fields}
+    assert inferred["false"]["t"] == "string" and inferred["true"]["t"] == "timestamp"
+    assert {name for name, kind in inferred["true"].items() if kind == "timestamp"} == {"d", "h", "t", "y", "z"}
 
 
 @pytest.mark.parametrize("docs, message", [

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kwire.spark.options.parsing import KwireOptionError, ReadOptions, WriteOptions, parse_duration_ms
+from spark_kwire.spark.options.parsing import KwireOptionError, ReadOptions, WriteOptions
+from spark_kwire.spark.options.values import parse_duration_ms
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "t"}
 

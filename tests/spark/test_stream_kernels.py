@@ -1,4 +1,4 @@
-"""A stream loads numba's record kernels at its first micro-batch (spark/reading/stream_kernels.py); a one-off query keeps
+"""A stream loads numba's record kernels at its first micro-batch (spark/workers/stream_kernels.py); a one-off query keeps
 running its first calls on the pure-Python kernels (protocol/records/compilation/warming.py).
 
 Each check runs in a fresh interpreter, whose kernels nothing has loaded yet, with kwire's reader and writer objects

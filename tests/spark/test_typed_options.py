@@ -11,7 +11,7 @@ import pytest
 
 from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options.parsing import ReadOptions, WriteOptions
-from spark_kwire.spark.typed.payload_formats import payload_format
+from spark_kwire.formats.payload import payload_format
 
 BASE = {"kafka.bootstrap.servers": "localhost:9092", "subscribe": "orders"}
 REGISTRY = {"schema.registry.url": "http://registry:8081"}
@@ -68,7 +68,7 @@ def test_subject_name_strategies_by_every_name_confluent_uses():
 
 def test_every_typed_format_is_accepted_and_others_are_refused_by_name():
     for name, registry_type in (("avro", "AVRO"), ("protobuf", "PROTOBUF"), ("json-schema", "JSON")):
-        assert payload_format(name).registry_type == registry_type
+        assert payload_format(name).schema_type == registry_type
     value = read(**BASE, **REGISTRY, valueFormat="protobuf", valueMessageName="shop.Order").typed.side("value")
     assert (value.format, value.message_name) == ("protobuf", "shop.Order")
     by_record = read(**BASE, **REGISTRY, valueFormat="protobuf", valueRecordName="shop.Order",

@@ -307,6 +307,10 @@ class TlsTransport:
             if code in (62, 64):
                 advice = (f"the broker's certificate must name {host!r} in its subjectAltName; "
                           f"ssl.endpoint.identification.algorithm= (empty) turns host name checks off")
+            elif code == 10:
+                advice = "the broker's certificate must be renewed (or this host's clock is wrong)"
+            elif code == 9:
+                advice = "this host's clock is behind the certificate's start (or the certificate is too new)"
             else:
                 advice = ("set ssl.truststore.location (PEM) or ssl.ca.location to the CA that signed the "
                           "broker's certificate")

@@ -4,7 +4,8 @@ Rows appended to a partition first join its *open batch*: Arrow slices not encod
 several appends share one record batch (a Spark task hands over a few thousand rows at a time, spread over
 all partitions). As soon as the open batch holds ``batch.size`` bytes (estimated, uncompressed) its full batches
 are encoded and become *ready* for the sender; the rest stays open. An open batch is also closed (encoded,
-made ready) on request: ``linger.ms`` after its first row, at a flush, or when ``buffer.memory`` is reached.
+made ready) on request: ``linger.ms`` after its first row, at a flush, or when ``buffer.memory`` is reached;
+such a closing shows the sender what it encoded in groups of ``batch.size`` bytes, as each group is ready.
 With the idempotent producer each batch is stamped once, when it is encoded, with the producer id, epoch and
 its base sequence, so a retry resends the *same bytes* and the broker deduplicates. Rows without timestamps
 get the time of their append.
@@ -195,9 +196,12 @@ class RecordAccumulator:
     """Open and ready batches per partition; see the module docstring."""
 
     def __init__(self, *, compression: str, batch_size: int, idempotence: IdempotenceState,
-                 on_ready: Callable[[], None] | None = None, times: PhaseTimes | None = None) -> None:
+                 on_ready: Callable[[], None] | None = None, times: PhaseTimes | None = None,
+                 wake_bytes: int | None = None) -> None:
         self.compression = compression
         self.batch_size = batch_size
+        #: close_open shows its batches to the sender in groups of this many bytes (batch.size by default)
+        self.wake_bytes = batch_size if wake_bytes is None else wake_bytes
         self.idempotence = idempotence
         self.on_ready = on_ready  # called (without locks held) when batches became ready
         self.times = times if times is not None else PhaseTimes(False)
@@ -288,26 +292,49 @@ class RecordAccumulator:
 
     def close_open(self, partitions: Iterable[TopicPartition] | None = None, times: PhaseTimes | None = None) -> int:
         """Encode the open batches of ``partitions`` (all when None) and make them ready; returns how many
-        partitions had one. ``times``: the calling thread's timer (the appending thread's by default). The sender
-        is woken once, when all are ready, so that they leave together (one request per leader) instead of in
-        whatever groups were ready when the sender woke (a flush of 4 partitions took 1.9-2.3 requests)."""
+        partitions had one. ``times``: the calling thread's timer (the appending thread's by default).
+
+        The sender sees them in groups of at least ``wake_bytes`` (the last group smaller), each shown to it
+        and the sender woken as soon as it is encoded. So a flush of a few small partitions leaves as one
+        request per leader (shown one by one, a stream's micro-batch of 4 partitions took 1.9-2.3 requests),
+        and a flush of many is sent group by group while the rest is encoded, instead of the sender idling
+        until the last partition is ready (which made 64-partition writes slower, issue 45)."""
         tps = self.open_partitions() if partitions is None else list(partitions)
         closed = 0
-        for tp in tps:
-            part = self._partitions.get(tp)
-            if part is None:
-                continue
-            with part.lock:
-                if part.open:
-                    self._encode(part, everything=True, times=times, notify=False)
+        group: list[TopicPartition] = []  # made ready here, not shown to the sender yet
+        group_bytes = 0
+        try:
+            for tp in tps:
+                part = self._partitions.get(tp)
+                if part is None:
+                    continue
+                with part.lock:
+                    if not part.open:
+                        continue
+                    group_bytes += self._encode(part, everything=True, times=times, hold=True)
+                    group.append(tp)
                     closed += 1
-        if closed and self.on_ready is not None:
-            self.on_ready()
+                if group_bytes >= self.wake_bytes:
+                    self._show(group)
+                    group, group_bytes = [], 0
+        finally:
+            if group:
+                self._show(group)
         return closed
 
+    def _show(self, tps: list[TopicPartition]) -> None:
+        """Let the sender see the ready batches that close_open held back for ``tps``, and wake it."""
+        with self.condition:
+            for tp in tps:
+                if self._partitions[tp].ready:
+                    self._ready_order[tp] = None
+        if self.on_ready is not None:
+            self.on_ready()
+
     def _encode(self, part: _Partition, *, everything: bool, times: PhaseTimes | None = None,
-                notify: bool = True) -> None:
-        """Encode the open rows of ``part`` (caller holds ``part.lock``): all of them, or only whole batches."""
+                hold: bool = False) -> int:
+        """Encode the open rows of ``part`` (caller holds ``part.lock``): all of them, or only whole batches.
+        Returns the bytes made ready. ``hold``: the caller shows them to the sender later (:meth:`_show`)."""
         started = time.perf_counter()
         topic, partition = part.tp
         rows = _joined(part.open)
@@ -325,7 +352,7 @@ class RecordAccumulator:
         if not payloads and not everything:  # the estimate ran ahead of the real size: look again later
             part.open = [rows]
             part.full_at = part.open_bytes + self.batch_size // 4
-            return
+            return 0
         batches = []
         cut = 0
         for payload in payloads:
@@ -334,12 +361,14 @@ class RecordAccumulator:
             sequence = state.advance(part.tp, count)
             cut += count
         remainder = rows.slice(cut) if cut < rows.count else None
-        self._make_ready(part, batches, remainder)
+        self._make_ready(part, batches, remainder, shown=not hold)
         (times or self.times).since("encode", started)
-        if notify and self.on_ready is not None:
+        if not hold and self.on_ready is not None:
             self.on_ready()
+        return sum(len(b.payload) for b in batches)
 
-    def _make_ready(self, part: _Partition, batches: list[ProducerBatch], remainder: _Rows | None) -> None:
+    def _make_ready(self, part: _Partition, batches: list[ProducerBatch], remainder: _Rows | None,
+                    shown: bool = True) -> None:
         encoded_bytes = sum(len(b.payload) for b in batches)
         encoded_records = sum(b.count for b in batches)
         left_bytes = remainder.nbytes if remainder is not None else 0
@@ -350,7 +379,7 @@ class RecordAccumulator:
         part.open_bytes = left_bytes
         with self.condition:
             part.ready.extend(batches)
-            if batches:
+            if batches and shown:
                 self._ready_order[part.tp] = None
             self._ready_records += encoded_records
             self._open_rows -= encoded_records

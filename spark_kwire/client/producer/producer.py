@@ -166,6 +166,7 @@ class Producer:
         until acknowledged (the broker may have dropped its state for this producer meanwhile)."""
         self._check_usable()
         self._idempotence.forget_confirmations()
+        self._sender.forget_idle_partitions()
         self.times.reset()
         self._sender.times.reset()
 

@@ -165,6 +165,18 @@ class Sender:
         taken, self.acknowledged = self.acknowledged, {}
         return taken
 
+    @property
+    def tracked_partitions(self) -> int:
+        """Partitions whose delivery state (in flight, retries, backoff, budget) the thread keeps."""
+        return len(self._states)
+
+    def forget_idle_partitions(self) -> None:
+        """Drop the delivery state of every partition with nothing in flight or to send again (call between
+        writes). A producer reused for write after write (Spark's tasks in one Python worker, into new topics)
+        otherwise checked the budget of every partition it ever wrote to, every 50 ms while it sent: 18 ms a
+        check after 24 writes of 512 partitions. The sequence numbers stay (they are the IdempotenceState's)."""
+        self._states = {tp: st for tp, st in self._states.items() if st.busy}
+
     def forget_admitted_partitions(self) -> None:
         """The next batch of every partition passes ``before_first_batch`` again (a new transaction)."""
         self._admitted.clear()

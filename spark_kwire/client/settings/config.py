@@ -2,10 +2,13 @@
 
 ``ClientConfig.from_kafka_options({"bootstrap.servers": "host:9092", "acks": "all", ...})`` takes Kafka's client
 properties *without* Spark's ``kafka.`` prefix (strings, as Spark passes them, or Python values); :mod:`.parse`
-reads them. The parts: :class:`ConnectionSettings` (where and how to connect), :class:`RetrySettings` (timeouts and
-retries), :class:`FetchSettings` and :class:`ProduceSettings` (tuning of reads and writes), ``tls``
-(:class:`~.tls.TlsSettings`) and ``sasl`` (the mechanism's login, :data:`~.logins.SaslLogin`). A
-``ClientConfig`` is all four scalar parts at once (``config.request_timeout_ms``, ``config.client_rack``...).
+reads them, and :func:`config_fields` makes them the config's fields: a setting is the field its name spells
+(``request.timeout.ms`` is ``request_timeout_ms``; kwire's own without ``kwire.``), the TLS part comes from
+:mod:`.tls_options` and the login from :mod:`.sasl_options`. The parts: :class:`ConnectionSettings` (where and
+how to connect), :class:`RetrySettings` (timeouts and retries), :class:`FetchSettings` and :class:`ProduceSettings`
+(tuning of reads and writes), ``tls`` (:class:`~.tls.TlsSettings`) and ``sasl`` (the mechanism's login,
+:data:`~.logins.SaslLogin`). A ``ClientConfig`` is all four scalar parts at once (``config.request_timeout_ms``,
+``config.client_rack``...).
 
 Defaults follow the Java client except where noted:
 
@@ -34,13 +37,17 @@ from typing import Any, Mapping
 
 from spark_kwire.client.errors import ConfigError
 from spark_kwire.client.settings.logins import SaslLogin
+from spark_kwire.client.settings.names import HONOURED
+from spark_kwire.client.settings.parse import OptionValues, parse_options, warn_ignored
+from spark_kwire.client.settings.sasl_options import sasl_login
 from spark_kwire.client.settings.secret import Secret, reveal
 from spark_kwire.client.settings.tls import Given, TlsSettings
+from spark_kwire.client.settings.tls_options import tls_settings
 from spark_kwire.client.settings.values import ACKS, COMPRESSION_TYPES, ISOLATION_LEVELS, SASL_MECHANISMS, \
     SECURITY_PROTOCOLS
 
 __all__ = ["ClientConfig", "ConnectionSettings", "RetrySettings", "FetchSettings", "ProduceSettings", "ACKS",
-           "ISOLATION_LEVELS", "COMPRESSION_TYPES", "SECURITY_PROTOCOLS", "SASL_MECHANISMS"]
+           "ISOLATION_LEVELS", "COMPRESSION_TYPES", "SECURITY_PROTOCOLS", "SASL_MECHANISMS", "FIELDS", "config_fields"]
 
 
 
@@ -122,8 +129,6 @@ class ClientConfig(ConnectionSettings, RetrySettings, FetchSettings, ProduceSett
     @classmethod
     def from_kafka_options(cls, opts: Mapping[str, Any] | None = None, **overrides: Any) -> "ClientConfig":
         """Parse Kafka client properties (no ``kafka.`` prefix). Raises :class:`ConfigError` naming the key."""
-        from spark_kwire.client.settings.parse import config_fields, parse_options, warn_ignored
-
         values = parse_options(opts or {})
         config = cls(**{**config_fields(values), **overrides})
         warn_ignored(values)
@@ -133,8 +138,6 @@ class ClientConfig(ConnectionSettings, RetrySettings, FetchSettings, ProduceSett
     def from_values(cls, values) -> "ClientConfig":
         """The config of options read by :func:`~.parse.parse_options` (for callers that check options of their
         own between reading and building, such as the Spark layer); logs nothing."""
-        from spark_kwire.client.settings.parse import config_fields
-
         return cls(**config_fields(values))
 
     def validate(self) -> None:
@@ -175,6 +178,24 @@ class ClientConfig(ConnectionSettings, RetrySettings, FetchSettings, ProduceSett
         shown = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                  if f.repr and f.compare and getattr(self, f.name) != f.default}
         return "ClientConfig(" + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + ")"
+
+
+_SCALAR_PARTS = (ConnectionSettings, RetrySettings, FetchSettings, ProduceSettings)
+#: The settings that are one field of the config each: those whose name, dots as underscores (kwire's own without
+#: their ``kwire.`` prefix), is a field of one of the scalar parts.
+FIELDS = {name: spelled for name in HONOURED if (spelled := name.removeprefix("kwire.").replace(".", "_"))
+          in {f.name for part in _SCALAR_PARTS for f in dataclasses.fields(part)}}
+
+
+def config_fields(values: OptionValues) -> dict[str, Any]:
+    """The fields of the :class:`ClientConfig` of what :func:`~.parse.parse_options` read."""
+    fields = {FIELDS[name]: value for name, value in values.values.items() if name in FIELDS}
+    tls = tls_settings(values)
+    login = None
+    if values.security_protocol.startswith("SASL_"):
+        login = sasl_login(values, tls, request_timeout_ms=fields.get("request_timeout_ms", 30_000),
+                           hosts=tuple(host for host, _ in fields.get("bootstrap_servers", ())))
+    return {**fields, "tls": tls, "sasl": login, "ignored": tuple(values.ignored)}
 
 
 def _canonical(value: Any) -> Any:

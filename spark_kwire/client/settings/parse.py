@@ -3,9 +3,11 @@
 1. :func:`parse_options` looks at every name once: an honoured setting's value is read by its kind
    (:mod:`.names`, :mod:`.values`), a setting with no effect is noted with its reason, a refused one or an
    unknown one raises (:class:`RefusedSettingError`, :class:`UnknownSettingError` with the closest name). The
-   JAAS line is parsed here, once.
-2. :func:`config_fields` gives the fields of the :class:`~.config.ClientConfig`: the scalar ones (:data:`FIELDS`),
-   the TLS part (:mod:`.tls_options`) and, for SASL protocols, the mechanism's login (:mod:`.sasl_options`).
+   JAAS line is parsed here, once. Then the settings that only make sense together are checked together
+   (:class:`ConflictingSettingsError`): SASL settings on a connection that does not use SASL, Kerberos settings
+   under another mechanism. Kafka's Java client ignores those; kwire refuses them, so that a missing
+   ``security.protocol`` shows when the options are read rather than as a broker closing the connection.
+2. :meth:`.config.ClientConfig.from_values` builds the fields of the config from what step 1 read.
 
 Callers that check options of their own between the two steps (the Spark layer) call ``parse_options`` and
 ``ClientConfig.from_values``; everyone else calls ``ClientConfig.from_kafka_options``, which also logs the settings
@@ -20,11 +22,9 @@ from typing import Any, Mapping
 
 from spark_kwire.client.errors import ConfigError
 from spark_kwire.client.settings.names import HONOURED, NO_EFFECT, REFUSED, family, suggest
-from spark_kwire.client.settings.sasl_options import sasl_login
-from spark_kwire.client.settings.tls_options import tls_settings
 
-__all__ = ["OptionValues", "parse_options", "config_fields", "describe_ignored", "warn_ignored", "FIELDS",
-           "UnknownSettingError", "RefusedSettingError"]
+__all__ = ["OptionValues", "parse_options", "describe_ignored", "warn_ignored", "UnknownSettingError",
+           "RefusedSettingError", "ConflictingSettingsError", "SASL_PROTOCOLS"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,15 @@ class RefusedSettingError(ConfigError):
     def __init__(self, key: str, reason: str, prefix: str = "") -> None:
         ConfigError.__init__(self, key, None, reason=reason)
         self.args = (f"Kafka option '{prefix}{key}' is not supported: {reason}.",)
+
+
+class ConflictingSettingsError(ConfigError):
+    """Settings that contradict each other (a SASL setting on a connection without SASL...); the message names
+    both, as the user spells them, and what to change."""
+
+    def __init__(self, key: str, message: str) -> None:
+        ConfigError.__init__(self, key, None)
+        self.args = (message,)
 
 
 @dataclass(frozen=True)
@@ -100,32 +109,32 @@ def parse_options(opts: Mapping[str, Any], *, prefix: str = "") -> OptionValues:
             raise RefusedSettingError(key, REFUSED[key], prefix)
         else:
             raise UnknownSettingError(key, prefix)
-    return OptionValues(values, frozenset(given), dict(sorted(ignored.items())), prefix)
+    read = OptionValues(values, frozenset(given), dict(sorted(ignored.items())), prefix)
+    check_together(read)
+    return read
 
 
-# The settings that are one field of the ClientConfig each (the others make its TLS part and SASL login).
-FIELDS = {
-    **{name: name.replace(".", "_") for name in (
-        "bootstrap.servers", "client.id", "client.rack", "security.protocol", "sasl.mechanism",
-        "socket.connection.setup.timeout.ms", "connections.max.idle.ms", "receive.buffer.bytes", "send.buffer.bytes",
-        "metadata.max.age.ms", "request.timeout.ms", "default.api.timeout.ms", "retry.backoff.ms",
-        "retry.backoff.max.ms", "retries", "delivery.timeout.ms", "transaction.timeout.ms", "fetch.max.bytes",
-        "max.partition.fetch.bytes", "fetch.max.wait.ms", "fetch.min.bytes", "isolation.level", "group.id", "acks",
-        "compression.type", "batch.size", "linger.ms", "enable.idempotence", "max.in.flight.requests.per.connection",
-        "max.request.size", "buffer.memory")},
-    "kwire.max.decompressed.bytes": "max_decompressed_bytes",
-}
+SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 
 
-def config_fields(values: OptionValues) -> dict[str, Any]:
-    """Step 2: the fields of the :class:`~.config.ClientConfig` of what step 1 read."""
-    fields = {FIELDS[name]: value for name, value in values.values.items() if name in FIELDS}
-    tls = tls_settings(values)
-    login = None
-    if values.security_protocol.startswith("SASL_"):
-        login = sasl_login(values, tls, request_timeout_ms=fields.get("request_timeout_ms", 30_000),
-                           hosts=tuple(host for host, _ in fields.get("bootstrap_servers", ())))
-    return {**fields, "tls": tls, "sasl": login, "ignored": tuple(values.ignored)}
+def check_together(values: OptionValues) -> None:
+    """Refuse settings the connection would not use: SASL settings when ``security.protocol`` is not a SASL one,
+    Kerberos settings (``sasl.kerberos.*``) under another ``sasl.mechanism``."""
+    p, protocol = values.prefix, values.security_protocol
+    sasl = values.given_with("sasl.")
+    if sasl and protocol not in SASL_PROTOCOLS:
+        raise ConflictingSettingsError(
+            sasl[0],
+            f"Option '{p}{sasl[0]}' configures SASL authentication, but '{p}security.protocol' is {protocol}"
+            f"{' (the default)' if 'security.protocol' not in values.given else ''}, which does not use SASL: set "
+            f"{p}security.protocol to SASL_SSL (SASL over TLS) or SASL_PLAINTEXT, as the brokers' listener "
+            f"expects, or remove the {p}sasl.* options.")
+    kerberos = values.given_with("sasl.kerberos.")
+    if kerberos and values.sasl_mechanism != "GSSAPI":
+        raise ConflictingSettingsError(
+            kerberos[0],
+            f"Option '{p}{kerberos[0]}' applies to Kerberos ({p}sasl.mechanism=GSSAPI), but {p}sasl.mechanism is "
+            f"{values.sasl_mechanism}: remove it, or set {p}sasl.mechanism=GSSAPI.")
 
 
 def warn_ignored(values: OptionValues) -> None:

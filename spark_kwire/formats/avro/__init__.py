@@ -6,16 +6,25 @@
 * :func:`parse_schema`, :func:`resolve` (reader vs writer), :func:`arrow_type` (spark-avro's mapping),
   :func:`avro_schema_for` / :func:`avro_schema_json` (spark-avro's ``toAvroType``),
   :func:`parsing_canonical_form`, :func:`fingerprint64`.
+
+The names are imported on first use, so that the format registry (``codec.py``) loads no more than its description.
 """
 
-from .canonical import fingerprint64, parsing_canonical_form
-from .decoder import FAILFAST, PERMISSIVE, AvroDecoder, DecodeResult
-from .encoder import AvroEncoder, EncodeResult
-from .parser import parse_schema
-from .resolution import resolve
-from .spark_types import arrow_type, avro_schema_for, avro_schema_json
+from __future__ import annotations
 
-__all__ = [
-    "FAILFAST", "PERMISSIVE", "AvroDecoder", "AvroEncoder", "DecodeResult", "EncodeResult", "arrow_type",
-    "avro_schema_for", "avro_schema_json", "fingerprint64", "parse_schema", "parsing_canonical_form", "resolve",
-]
+import importlib
+
+_EXPORTS = {
+    "FAILFAST": "decoder", "PERMISSIVE": "decoder", "AvroDecoder": "decoder", "DecodeResult": "decoder",
+    "AvroEncoder": "encoder", "EncodeResult": "encoder", "parse_schema": "parser", "resolve": "resolution",
+    "arrow_type": "spark_types", "avro_schema_for": "spark_types", "avro_schema_json": "spark_types",
+    "fingerprint64": "canonical", "parsing_canonical_form": "canonical",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as _kernels
-from ..encoding import FramedEncoder, values_size
+from ..contract.encoding import FramedEncoder, values_size
 from ..framing import confluent_header
-from ..results import FAILFAST, PERMISSIVE, EncodeResult
+from ..contract.results import FAILFAST, PERMISSIVE, EncodeResult
 from .encode_program import EncodeProgram
 from .model import Schema
 from .parser import parse_schema

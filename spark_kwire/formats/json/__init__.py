@@ -7,13 +7,23 @@ and ``to_json`` read and write them.
 * :class:`JsonEncoder` (``encoder.py``): ``check(arrow_type)``; ``encode(column)`` -> ``to_json``'s text.
 * :class:`JsonOptions` (``options.py``): ``from_json`` / ``to_json``'s options.
 
-Schema inference (``inference*.py``) lives here too.
+Schema inference (``inference/``) lives here too. The names are imported on first use, so that the format
+registry (``codec.py``) loads no more than its description.
 """
 
-from .decoder import JsonDecoder
-from .encoder import JsonEncoder
-from .options import INFERENCE_OPTIONS, READ_OPTIONS, WRITE_OPTIONS, JsonOptions
-from .schema_text import parse_schema_text
+from __future__ import annotations
 
-__all__ = ["INFERENCE_OPTIONS", "JsonDecoder", "JsonEncoder", "JsonOptions", "READ_OPTIONS", "WRITE_OPTIONS",
-           "parse_schema_text"]
+import importlib
+
+_EXPORTS = {
+    "INFERENCE_OPTIONS": "options", "JsonDecoder": "decoder", "JsonEncoder": "encoder", "JsonOptions": "options",
+    "READ_OPTIONS": "options", "WRITE_OPTIONS": "options", "parse_schema_text": "schema_text",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -21,17 +21,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..columns.output import OutputColumns
-from ..decoding import raise_if_stopped, run_decode
+from ..contract.decoding import raise_if_stopped, run_decode
 from ..errors import SchemaError
-from ..results import FAILFAST, DecodeResult, check_mode
+from ..contract.results import FAILFAST, DecodeResult, check_mode
 from ..vm.codes import E_JSON_TIMESTAMP, E_OK, ROW_NULL
 from ..vm.slots import K_LIST, K_MAP, S_BASE, S_LEN, S_VALID
 from .options import JsonOptions
-from .patterns import compile_pattern
+from ..json_text.patterns import compile_pattern
 from .program import PlainJsonProgram
 from .schema_text import parse_schema_text
 from .kernels.decode import CTX_WORDS, FRAME_WORDS
-from .kernels.pattern import FIELDS_SIZE
+from ..json_text.patterns import FIELDS_SIZE
 from .kernels.values import (
     D_END, D_ESCAPED, D_INDEX, D_KIND, D_NODE, D_START, DEFERRED_WORDS, DF_DOUBLE, DF_FLOAT, DF_TIMESTAMP,
     O_DATE_PATTERN, O_RESCUE, O_TS_PATTERN, OPT_WORDS

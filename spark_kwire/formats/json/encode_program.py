@@ -1,5 +1,5 @@
-"""The plain-JSON encoding program: an Arrow (Spark) type as the tables that ``vm_encode.py``'s walk (shared with
-JSON Schema, in its tables' layout: ``json_schema/encode_program.py``) writes ``to_json``'s text with: per value
+"""The plain-JSON encoding program: an Arrow (Spark) type as the tables that ``json_text``'s encoding walk (shared with
+JSON Schema, in the layout of ``json_text/tables.py``) writes ``to_json``'s text with: per value
 node its op, per struct field its ``"name":`` (escaped as Jackson does) in ``consts``.
 
 Every Spark type ``to_json`` writes has an op: integers, floats and doubles (``Float.toString`` /
@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ..columns.output import Layout
 from ..errors import TypeMismatchError
-from ..json_schema.encode_program import (W_ARRAY, W_BASE64, W_BIG_DECIMAL, W_BOOL, W_DATE_TEXT, W_INT32, W_INT64,
+from ..json_text.tables import (W_ARRAY, W_BASE64, W_BIG_DECIMAL, W_BOOL, W_DATE_TEXT, W_INT32, W_INT64,
                                           W_JACKSON_STRING, W_JAVA_DOUBLE, W_JAVA_FLOAT, W_LOCAL_TIMESTAMP_TEXT, W_MAP,
                                           W_NULL, W_OBJECT, W_TIMESTAMP_TEXT, encode_tables)
 

@@ -1,5 +1,5 @@
 """Encoding an Arrow column (a Spark struct column, for Kafka's ``value``) as plain JSON text, as ``to_json`` writes
-it (``vm_encode.py`` says how each type is written).
+it (``json_text/kernels/encode.py`` says how each type is written).
 
     encoder = JsonEncoder(JsonOptions.parse({"timeZone": "Europe/Paris"}, WRITE_OPTIONS))
     encoder.check(arrow_type)                      # TypeMismatchError for a type to_json has no text for
@@ -11,15 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as _kernels
-from ..encoding import FramedEncoder, values_size
-from ..json_schema.encode_program import number_texts
+from ..contract.encoding import FramedEncoder, values_size
+from ..json_text.tables import number_texts
 from .encode_program import JsonEncodeProgram
 from .options import JsonOptions
-from .patterns import compile_pattern
-from .kernels.encode import (
+from ..json_text.patterns import compile_pattern
+from ..json_text.kernels.encode import (
     HEX_UPPER, JSON_ENCODE_FRAME_WORDS, WO_DATE_PATTERN, WO_NTZ_PATTERN, WO_TS_PATTERN, WOPT_WORDS
 )
-from .kernels.pattern import FIELDS_SIZE
+from ..json_text.patterns import FIELDS_SIZE
 from .zones import zone_table
 
 __all__ = ["JsonEncoder"]

@@ -1,5 +1,5 @@
 """The plain-JSON decoding program: a Spark schema (as Arrow) laid over the output columns as the tables
-``vm_decode.py`` runs, in the layout of JSON Schema's program (``json_schema/program.py``: ``vals`` per value
+``kernels/decode.py`` runs, in the layout both JSON formats' programs share (``json_text/tables.py``: ``vals`` per value
 position, ``props`` per struct field with its name in ``consts``, a hash table per struct), with the Spark type
 of each leaf (``PK_*``) and its parameters.
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..columns.output import Layout
-from ..json_schema.program import (P_NAME, P_NAME_LEN, P_VALUE, V_COUNT, V_END, V_HASH_BASE,
+from ..json_text.tables import (P_NAME, P_NAME_LEN, P_VALUE, V_COUNT, V_END, V_HASH_BASE,
                                    V_HASH_MASK, V_KEY, V_KIND, V_NODE, V_NULLABLE, V_SUB, add_name_table,
                                    decode_tables)
 

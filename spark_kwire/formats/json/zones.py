@@ -30,6 +30,7 @@ SHORT_IDS = {
     "PLT": "Asia/Karachi", "PNT": "America/Phoenix", "PRT": "America/Puerto_Rico", "PST": "America/Los_Angeles",
     "SST": "Pacific/Guadalcanal", "VST": "Asia/Ho_Chi_Minh", "EST": "-05:00", "MST": "-07:00", "HST": "-10:00",
 }
+_REGION = re.compile(r"[A-Za-z][A-Za-z0-9~/._+-]+")  # java.time.ZoneRegion's ids
 _OFFSET = re.compile(r"([+-])(?:(\d)|(\d\d)|(\d\d):?(\d\d)|(\d\d):(\d\d):(\d\d)|(\d\d)(\d\d)(\d\d))")
 _FIRST_YEAR, _RULES_YEAR, _LAST_YEAR = 1850, 2040, 2500  # transitions listed between; outside, the nearest
 # offset holds. After _RULES_YEAR zones change twice a year at most (the tz database's rules): a coarser scan.
@@ -52,7 +53,7 @@ def _offset(text: str) -> int | None:
 
 def zone_of(zone_id: str) -> int | ZoneInfo:
     """A fixed offset (seconds) or a tz database region for Spark's zone id; ValueError if it names none."""
-    text = re.sub(r"([+-])(\d):", r"\g<1>0\2:", zone_id.strip(), count=1)
+    text = re.sub(r"([+-])(\d):", r"\g<1>0\2:", zone_id, count=1)
     text = re.sub(r"([+-])(\d\d):(\d)$", r"\1\2:0\3", text)
     text = SHORT_IDS.get(text, text)
     if len(text) <= 1 or text[0] in "+-":
@@ -68,14 +69,24 @@ def zone_of(zone_id: str) -> int | ZoneInfo:
                     break
         else:
             found = None
-            try:
-                return ZoneInfo(text)
-            except (ZoneInfoNotFoundError, ValueError):
-                pass
+            if _REGION.fullmatch(text) and text in _regions():
+                try:
+                    return ZoneInfo(text)
+                except (ZoneInfoNotFoundError, ValueError):
+                    pass
     if found is None:
         raise ValueError(f"{zone_id!r} is not a time zone (an offset such as +01:00 or UTC+1, or a region such as "
                          f"Europe/Paris)")
     return found
+
+
+@lru_cache(maxsize=1)
+def _regions() -> frozenset:
+    """The tz database's region names (Java's ZoneId.of knows the same database; a file beside it, such as
+    ``posixrules``, is no region)."""
+    import zoneinfo
+
+    return frozenset(zoneinfo.available_timezones())
 
 
 @lru_cache(maxsize=64)

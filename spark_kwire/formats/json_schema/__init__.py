@@ -3,13 +3,23 @@
 * :class:`JsonSchemaDecoder` (``decoder.py``): reader schema -> Arrow type; ``decode(values_or_frames, mode)``.
 * :class:`JsonSchemaEncoder` (``encoder.py``): ``check(arrow_type)``; ``encode(column, mode)`` -> framed JSON.
 * :func:`parse_json_schema`, :func:`arrow_type`, :func:`json_schema_for` (a JSON Schema for an Arrow struct).
+
+The names are imported on first use, so that the format registry (``codec.py``) loads no more than its description.
 """
 
-from .decoder import JsonSchemaDecoder
-from .derive import json_schema_for, json_schema_json
-from .encoder import JsonSchemaEncoder
-from .model import JType, parse_json_schema
-from .spark_types import arrow_type
+from __future__ import annotations
 
-__all__ = ["JType", "JsonSchemaDecoder", "JsonSchemaEncoder", "arrow_type", "json_schema_for", "json_schema_json",
-           "parse_json_schema"]
+import importlib
+
+_EXPORTS = {
+    "JType": "model", "JsonSchemaDecoder": "decoder", "JsonSchemaEncoder": "encoder", "arrow_type": "spark_types",
+    "json_schema_for": "derive", "json_schema_json": "derive", "parse_json_schema": "model",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

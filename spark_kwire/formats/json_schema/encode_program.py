@@ -1,5 +1,5 @@
 """JSON encoding programs: checks that an Arrow (Spark) type can be written as JSON of a schema and makes the
-pair into the tables ``vm_encode.py`` runs.
+pair into the tables ``json_text``'s encoding walk runs (``json_text/tables.py``).
 
 Fit: struct -> object (fields by property name, exactly, else ignoring case when unambiguous; a field the
 schema lacks, or a required property the struct lacks, is an error), map<string, V> -> object of V, array ->
@@ -16,95 +16,20 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..columns.output import Layout
 from ..errors import TypeMismatchError
-from ..vm.slots import K_DEC128, K_F32, K_F64, S_BASE, S_LEN
+from ..json_text.tables import (
+    EV_COUNT, EV_NULLABLE, EV_SUB, W_ARRAY, W_BASE64, W_BOOL, W_DATE, W_INT32, W_INT64, W_MAP, W_NULL, W_OBJECT, W_RAW,
+    W_STRING, W_TEXT, W_TIMESTAMP, encode_tables, number_texts
+)
 from .model import ARRAY, BINARY, BOOLEAN, DATE, INTEGER, JSON, MAP, NULL, NUMBER, OBJECT, STRING, TIMESTAMP, JType
-
-W_OBJECT = 1
-W_ARRAY = 2
-W_MAP = 3
-W_STRING = 4
-W_BASE64 = 5
-W_INT32 = 6
-W_INT64 = 7
-W_TEXT = 8  # numbers formatted before the kernel runs (doubles, floats, decimals)
-W_BOOL = 9
-W_DATE = 10
-W_TIMESTAMP = 11
-W_NULL = 12
-W_RAW = 13  # a string holding JSON text
-# to_json's (json/encode_program.py), run by the same walk: the ops from W_JAVA_DOUBLE on
-W_JAVA_DOUBLE = 14  # the Arrow text of a double, printed as Java does
-W_JAVA_FLOAT = 15
-W_BIG_DECIMAL = 16  # as BigDecimal.toString
-W_DATE_TEXT = 17  # with a pattern program (dateFormat)
-W_TIMESTAMP_TEXT = 18  # in the writing zone, with a pattern program (timestampFormat)
-W_LOCAL_TIMESTAMP_TEXT = 19
-W_JACKSON_STRING = 20  # escaped as Jackson escapes (``\u00XX`` with capital hex digits)
-
-# values columns
-EV_OP = 0
-EV_NODE = 1
-EV_NULLABLE = 2  # the schema allows null here
-EV_SUB = 3  # object: first props row; array/map: item value
-EV_COUNT = 4  # object: properties; map: the key node
-EV_WORDS = 5
-# props columns
-EP_NAME = 0  # `"name":` as written
-EP_NAME_LEN = 1
-EP_VALUE = 2
-EP_REQUIRED = 3
-EP_WORDS = 4
 
 
 def _json_string(text: str) -> bytes:
     import json
 
     return json.dumps(text, ensure_ascii=False).encode("utf-8")
-
-
-def encode_tables(vals: list, props: list, consts: bytearray) -> tuple:
-    """(vals, props, consts) of an encoding program as the kernel takes them (either JSON format's)."""
-    return (np.array(vals, dtype=np.int64).reshape(-1, EV_WORDS),
-            np.array(props or [[0] * EP_WORDS], dtype=np.int64).reshape(-1, EP_WORDS),
-            np.frombuffer(bytes(consts) or b"\0", dtype=np.uint8))
-
-
-def number_texts(columns, text_nodes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(base per node, offsets, bytes): the text of every value of the float, double and decimal nodes
-    ``text_nodes`` of input ``columns``, formatted by Arrow's casts (the shortest text reading back as the same
-    value; ``nan``, ``inf``, ``-inf``; decimals plain with their scale)."""
-    base = np.full(len(columns.layout.nodes), -1, dtype=np.int64)
-    offsets, chunks, total = [np.zeros(1, dtype=np.int64)], [], 0
-    count = 0
-    for node in text_nodes:
-        kind = int(columns.state[node, 0])
-        start, n = int(columns.state[node, S_BASE]), int(columns.state[node, S_LEN])
-        if kind == K_F64:
-            values = pa.array(columns.f64[start:start + n])
-        elif kind == K_F32:
-            values = pa.array(columns.f32[start:start + n])
-        elif kind == K_DEC128:
-            t = columns.layout.nodes[node].type
-            values = pa.Array.from_buffers(t, n, [None, pa.py_buffer(columns.a64[start:start + 2 * n].copy())])
-        else:
-            values = pa.array(columns.a64[start:start + n])
-        text = values.cast(pa.string())
-        if kind in (K_F64, K_F32):  # Arrow prints -0.0 as -0, which JSON readers take for the integer 0
-            text = pc.if_else(pc.equal(text, "-0"), "-0.0", text)
-        raw = np.frombuffer(text.buffers()[2], dtype=np.uint8) if n else np.zeros(0, dtype=np.uint8)
-        local = np.frombuffer(text.buffers()[1], dtype=np.int32, count=n + 1).astype(np.int64) if n else \
-            np.zeros(1, dtype=np.int64)
-        base[node] = count
-        offsets.append(local[1:] + total)
-        chunks.append(raw[:int(local[-1])])
-        total += int(local[-1])
-        count += n
-    data = np.concatenate(chunks) if chunks else np.zeros(1, dtype=np.uint8)
-    return base, np.concatenate(offsets), data if data.size else np.zeros(1, dtype=np.uint8)
 
 
 class JsonEncodeProgram:

@@ -14,13 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as _kernels
-from ..encoding import FramedEncoder, values_size
+from ..contract.encoding import FramedEncoder, values_size
 from ..framing import confluent_header
-from ..json.kernels.encode import JSON_ENCODE_FRAME_WORDS
-from ..json.kernels.pattern import FIELDS_SIZE
+from ..json_text.kernels.encode import JSON_ENCODE_FRAME_WORDS
+from ..json_text.patterns import FIELDS_SIZE
 from .encode_program import JsonEncodeProgram
 from .model import JType, parse_json_schema
-from .kernels.encode import HEX_LOWER
+from ..json_text.kernels.write import HEX_LOWER
 
 __all__ = ["JsonSchemaEncoder"]
 _MAX_DEPTH = 1000

@@ -22,9 +22,9 @@ import pyarrow as pa
 
 from .. import kernels as _kernels
 from ..columns.output import Layout, OutputColumns
-from ..decoding import raise_if_stopped, run_decode
+from ..contract.decoding import raise_if_stopped, run_decode
 from ..framing import Frames, parse_confluent, program_index
-from ..results import FAILFAST, DecodeResult, check_mode
+from ..contract.results import FAILFAST, DecodeResult, check_mode
 from ..vm.codes import E_OK
 from .model import MessageType, ProtoSchema
 from .program import ProtobufProgram, writer_tree

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as _kernels
-from ..encoding import FramedEncoder, values_size
+from ..contract.encoding import FramedEncoder, values_size
 from ..framing import confluent_header
 from .encode_program import EncodeProgram
 from .model import MessageType, ProtoSchema

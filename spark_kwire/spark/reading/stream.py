@@ -26,7 +26,7 @@ from spark_kwire.spark.delegation import partitions_for_tasks
 from spark_kwire.spark.reading.range_reading import ReadsPlannedRanges
 from spark_kwire.spark.reading.planner import OffsetRange, calculate_ranges
 from spark_kwire.spark.reading.packing import pack_ranges
-from spark_kwire.spark.reading.stream_kernels import load_stream_kernels
+from spark_kwire.spark.workers.stream_kernels import load_stream_kernels
 from spark_kwire.spark.reading.stream_offsets import (  # noqa: F401 -- the offsets' helpers, imported from here too
     Offsets, StreamOffsets, from_json_offsets, rate_limit, to_json_offsets
 )

@@ -39,9 +39,9 @@ from spark_kwire.spark.options.parsing import ReadOptions
 from spark_kwire.spark.reading.packing import PackedRanges
 from spark_kwire.spark.reading.planner import OffsetRange
 from spark_kwire.spark.reading.range_reading import read_planned, typed_batches
-from spark_kwire.spark.reading.stream_kernels import load_stream_kernels
 from spark_kwire.spark.reading.stream_mode import DRIVER_BOUND, DriverBound, ModeChoice
 from spark_kwire.spark.reading.stream_offsets import Offsets, StreamOffsets, from_json_offsets, to_json_offsets
+from spark_kwire.spark.workers.stream_kernels import load_stream_kernels
 
 log = logging.getLogger("spark_kwire")
 

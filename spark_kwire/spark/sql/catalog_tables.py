@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Mapping
 
 from spark_kwire.spark.errors import KwireOptionError
+from spark_kwire.spark.options.rules import given, spark_keys
 
 # Keys Spark adds to a catalog table's options at CREATE TABLE (besides an ``option.<name>`` copy of each option).
-_SPARK_TABLE_KEYS = ("provider", "owner")
+_SPARK_TABLE_KEYS = spark_keys("catalog table")
 # What Spark itself puts into a stream writer's options.
-_SPARK_STREAM_WRITE_KEYS = ("checkpointlocation", "queryname")
+_SPARK_STREAM_WRITE_KEYS = spark_keys("streaming write")
 
 _VIEW_EXAMPLE = ("CREATE OR REPLACE TEMPORARY VIEW events USING kwire OPTIONS "
                  "(`kafka.bootstrap.servers` 'broker:9092', subscribe 'events')")
@@ -33,7 +34,7 @@ class CatalogTableError(KwireOptionError):
 
 def is_table_creation(options: Mapping[str, str]) -> bool:
     """Spark is creating a catalog table (CREATE TABLE ... USING kwire, without a column list)."""
-    return "provider" in {k.lower() for k in options}
+    return given({k.lower(): v for k, v in options.items()}, "provider")
 
 
 def refuse_table_creation() -> CatalogTableError:

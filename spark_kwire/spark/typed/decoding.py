@@ -24,11 +24,10 @@ import pyarrow as pa
 from spark_kwire.client.registry import RegistryConfig, RegistryError
 from spark_kwire.client.registry.errors import SchemaNotFoundError
 from spark_kwire.formats.errors import DecodeError, SchemaError
-from spark_kwire.spark.capabilities import TIME_TYPE
 from spark_kwire.spark.errors import KwireRecordDecodeError, KwireSchemaError
+from spark_kwire.spark.options.payloads import TypedOptions
 from spark_kwire.spark.schema import CORRUPT_RECORD_TYPE
-from spark_kwire.spark.typed.options import TypedOptions
-from spark_kwire.spark.typed.schemas import ResolvedSide, registry_client
+from spark_kwire.spark.typed.schemas import ResolvedSide, registry_client, registry_decoder
 from spark_kwire.spark.typed.spark_types import conform, expected_arrow_type
 
 __all__ = ["decode_batches", "SideDecoder", "side_decoder"]
@@ -46,7 +45,7 @@ class SideDecoder:
         self.resolved = resolved
         self.payload = spec.payload
         self.registry = registry
-        self.decoder = self.payload.decoder(resolved.schema, resolved.references, spec.message_name, bool(TIME_TYPE))
+        self.decoder = registry_decoder(spec, resolved.schema, resolved.references)
         self.target = expected_arrow_type(resolved.spark_type)
         self.unusable: dict[int, str] = {}  # schema id -> why records framed with it cannot be read
         self.not_found_at: dict[int, float] = {}  # ids the registry did not know, asked again after a while
@@ -61,9 +60,9 @@ class SideDecoder:
         client = registry_client(self.registry)
         try:
             registered = client.schema_by_id(schema_id)
-            if registered.schema_type != self.payload.registry_type:
+            if registered.schema_type != self.payload.schema_type:
                 self.unusable[schema_id] = (f"schema id {schema_id} is a {registered.schema_type} schema, not "
-                                            f"{self.payload.registry_type} ({spec.option('format')}={spec.format})")
+                                            f"{self.payload.schema_type} ({spec.option('format')}={spec.format})")
                 return
             references = [(name, r.text) for name, r in client.references(registered.schema)]
         except SchemaNotFoundError as e:
@@ -115,7 +114,7 @@ class SideDecoder:
         sid = f"schema id {schema_id}" if schema_id >= 0 else "no schema id: its framing is wrong"
         message = getattr(self.decoder, "message", None)  # Protobuf: the message read, of the schema's file
         read_as = f", message {message.full_name} ({spec.option('message')} chooses another)" \
-            if spec.payload.uses_message_name and message is not None else ""
+            if spec.payload.takes_message_name and message is not None else ""
         return KwireRecordDecodeError(
             f"The {spec.side} of the record at {where(row)} ({sid}) does not decode as {spec.format} with the "
             f"reader schema ({self.resolved.source}{read_as}): {reason}. With mode=PERMISSIVE such records read as "
@@ -127,9 +126,9 @@ _decoders_lock = threading.Lock()
 
 
 def side_decoder(resolved: ResolvedSide, typed: TypedOptions) -> SideDecoder:
-    """The process's decoder of one side (made once per reader schema and registry; plain JSON's per schema and
-    options)."""
-    json = resolved.spec.format == "json"
+    """The process's decoder of one side (made once per reader schema and registry; one whose format reads with a
+    Spark schema, plain JSON's, per schema and options)."""
+    json = resolved.spec.payload.capabilities.spark_schema
     key = (resolved.spec, resolved.schema, resolved.references, typed.json if json else typed.registry,
            typed.corrupt_column if json else None, typed.evolution if json else None)
     with _decoders_lock:
@@ -137,7 +136,8 @@ def side_decoder(resolved: ResolvedSide, typed: TypedOptions) -> SideDecoder:
         if decoder is None:
             if json:
                 evolution = typed.evolution
-                if evolution is not None and evolution.detects_new_fields and resolved.spec.schema is None:
+                if (evolution is not None and evolution.detects_new_fields and resolved.spec.schema is None
+                        and resolved.spec.payload.capabilities.evolves_schema):
                     from spark_kwire.spark.typed.plain_json.evolving import EvolvingJsonSideDecoder as JsonSideDecoder
                 else:
                     from spark_kwire.spark.typed.plain_json.sides import JsonSideDecoder

@@ -16,8 +16,8 @@ import pyarrow as pa
 
 from spark_kwire.formats.errors import EncodeError
 from spark_kwire.spark.errors import KwireWriteError
-from spark_kwire.spark.typed.options import FAILFAST, TypedOptions
-from spark_kwire.spark.typed.schemas import ResolvedSide
+from spark_kwire.spark.options.payloads import FAILFAST, TypedOptions
+from spark_kwire.spark.typed.schemas import ResolvedSide, registry_encoder
 from spark_kwire.spark.typed.spark_types import for_encoder
 
 __all__ = ["encode_batches"]
@@ -28,17 +28,17 @@ _encoders_lock = threading.Lock()
 
 def _encoder(resolved: ResolvedSide, typed: TypedOptions):
     spec = resolved.spec
-    key = (spec, resolved.schema, resolved.references, resolved.schema_id, typed.json if spec.format == "json" else ())
+    column_type = spec.payload.capabilities.writes_column_type  # plain JSON: to_json of the column, its options
+    key = (spec, resolved.schema, resolved.references, resolved.schema_id, typed.json if column_type else ())
     with _encoders_lock:
         encoder = _encoders.get(key)
         if encoder is None:
-            if spec.format == "json":
+            if column_type:
                 from spark_kwire.spark.typed.plain_json.sides import json_options
 
                 encoder = spec.payload.encoder("", 0, json_options=json_options(typed, for_write=True))
             else:
-                encoder = spec.payload.encoder(resolved.schema, resolved.schema_id, resolved.references,
-                                               spec.message_name)
+                encoder = registry_encoder(spec, resolved.schema, resolved.schema_id, resolved.references)
             _encoders[key] = encoder
         return encoder
 

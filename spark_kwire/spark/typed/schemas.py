@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
+from typing import Callable
 
 import pyarrow as pa
 from pyspark.sql import types as T
@@ -27,12 +28,14 @@ from spark_kwire.client.registry.subject_names import subject_name_strategy
 from spark_kwire.formats.errors import MissingReferenceError, SchemaError, TypeMismatchError
 from spark_kwire.spark.capabilities import TIME_TYPE
 from spark_kwire.spark.errors import KwireOptionError, KwireSchemaError
-from spark_kwire.spark.typed.options import SideSpec, TypedOptions
+from spark_kwire.spark.options.payloads import SideSpec, TypedOptions
 from spark_kwire.spark.typed.spark_types import arrow_type_for_write, spark_type
 
 __all__ = ["ResolvedSide", "resolve_read", "resolve_write", "registry_client", "view_write_types"]
 
 References = tuple[tuple[str, str], ...]
+# (options, side, *, records_per_partition, timeout_ms) -> the side's non-null payloads sampled from the topics read
+Sampler = Callable[..., pa.Array]
 
 
 @dataclass(frozen=True)
@@ -76,10 +79,10 @@ def _fetch(client: RegistryClient, spec: SideSpec, subject: str, why: str):
     except RegistryError as e:
         raise KwireSchemaError(f"Cannot get the schema of {spec.option('format')}={spec.format} from the schema "
                                f"registry: {e}. (Subject {subject!r}: {why}.)") from None
-    if registered.schema_type != spec.payload.registry_type:
+    if registered.schema_type != spec.payload.schema_type:
         raise KwireSchemaError(f"Subject {subject!r} version {registered.version} (schema id {registered.schema_id})"
                                f" is a {registered.schema_type} schema, but {spec.option('format')} is "
-                               f"'{spec.format}' ({spec.payload.registry_type}).")
+                               f"'{spec.format}' ({spec.payload.schema_type}).")
     return registered, references
 
 
@@ -97,9 +100,25 @@ def _reader_subjects(spec: SideSpec, topics: list[str]) -> dict[str, str]:
     return {_subject(spec, t, spec.record_name): f"{spec.strategy} for topic {t!r}" for t in topics}
 
 
+def registry_decoder(spec: SideSpec, text: str, references: References):
+    """The format's decoder of a registry side's reader schema ``text``: the side's message name and Spark's TIME
+    type offered to the formats that take them (Protobuf's ``valueMessageName``; Avro's time-micros as TIME)."""
+    payload = spec.payload
+    offered = {"message_name": spec.message_name, "time_type": bool(TIME_TYPE)}
+    return payload.decoder(text, references, **{k: v for k, v in offered.items() if k in payload.decoder_options})
+
+
+def registry_encoder(spec: SideSpec, text: str, schema_id: int, references: References):
+    """The format's encoder of a registry side's schema ``text`` framed with ``schema_id`` (the side's message name
+    given to the formats that take one)."""
+    payload = spec.payload
+    named = {"message_name": spec.message_name} if "message_name" in payload.encoder_options else {}
+    return payload.encoder(text, schema_id, references, **named)
+
+
 def _typed_columns(spec: SideSpec, text: str, references: References, schema_id, source: str) -> ResolvedSide:
     try:
-        decoder = spec.payload.decoder(text, references, spec.message_name, bool(TIME_TYPE))
+        decoder = registry_decoder(spec, text, references)
     except MissingReferenceError as e:
         hint = (f" A schema given in '{spec.option('schema')}' has no references (Protobuf's google/protobuf/*.proto "
                 f"imports need none): read with the subject's registered schema, whose references the registry "
@@ -115,15 +134,17 @@ def _typed_columns(spec: SideSpec, text: str, references: References, schema_id,
     return ResolvedSide(spec, text, references, schema_id, source, decoder.arrow_type, column_type)
 
 
-def json_reader_schema(spec: SideSpec, typed: TypedOptions, options=None, recorded=None) -> tuple[str, str]:
+def json_reader_schema(spec: SideSpec, typed: TypedOptions, options=None, recorded=None,
+                       sample: "Sampler | None" = None) -> tuple[str, str]:
     """(schema text, where it came from) of a plain JSON side: ``valueSchema`` (``keySchema``) as given, else the
-    latest version in the stream's schemaLocation, else inferred from records sampled from the topic at load()
-    (``options``, the read's ``ReadOptions``), as ``spark.read.json`` infers it (json_inferred.py)."""
+    latest version in the stream's schemaLocation, else inferred from records ``sample`` takes from the topics
+    ``options`` (the read's ``ReadOptions``) read at load(), as ``spark.read.json`` infers it
+    (plain_json/inferred.py)."""
     if spec.schema is not None:
         return spec.schema, f"option '{spec.option('schema')}'"
     from spark_kwire.spark.typed.plain_json.inferred import inferred_schema
 
-    return inferred_schema(spec, typed, options, recorded or {})
+    return inferred_schema(spec, typed, options, recorded or {}, sample)
 
 
 def _json_columns(spec: SideSpec, typed: TypedOptions, text: str, source: str) -> ResolvedSide:
@@ -138,9 +159,9 @@ def _json_columns(spec: SideSpec, typed: TypedOptions, text: str, source: str) -
 
 
 def _resolve_read_side(spec: SideSpec, typed: TypedOptions, topics: list[str], options=None,
-                       recorded=None) -> ResolvedSide:
-    if spec.format == "json":
-        return _json_columns(spec, typed, *json_reader_schema(spec, typed, options, recorded))
+                       recorded=None, sample: "Sampler | None" = None) -> ResolvedSide:
+    if spec.payload.capabilities.spark_schema:
+        return _json_columns(spec, typed, *json_reader_schema(spec, typed, options, recorded, sample))
     registry = typed.registry
     if spec.schema is not None:
         return _typed_columns(spec, spec.schema, (), None, f"option '{spec.option('schema')}'")
@@ -162,15 +183,17 @@ def _resolve_read_side(spec: SideSpec, typed: TypedOptions, topics: list[str], o
     return _typed_columns(spec, registered.text, references, registered.schema_id, source)
 
 
-def resolve_read(typed: TypedOptions, topics: list[str], options=None) -> TypedOptions:
-    """``typed`` with every side's reader schema and column types decided (registry calls on the driver; a plain
-    JSON side with no schema samples the topics ``options`` read)."""
+def resolve_read(typed: TypedOptions, topics: list[str], options=None,
+                 sample: "Sampler | None" = None) -> TypedOptions:
+    """``typed`` with every side's reader schema and column types decided (registry calls on the driver; a side
+    whose format infers its schema, given none, is inferred from what ``sample`` takes from the topics ``options``
+    read)."""
     recorded = {}
-    if any(spec.format == "json" and spec.schema is None for spec in typed.sides):
+    if any(spec.payload.capabilities.infers_schema and spec.schema is None for spec in typed.sides):
         from spark_kwire.spark.typed.plain_json.inferred import with_recorded_version
 
         typed, recorded = with_recorded_version(typed)
-    return replace(typed, resolved=tuple(_resolve_read_side(spec, typed, topics, options, recorded)
+    return replace(typed, resolved=tuple(_resolve_read_side(spec, typed, topics, options, recorded, sample)
                                          for spec in typed.sides))
 
 
@@ -185,12 +208,14 @@ def subscribed_topics(options) -> list[str]:
     return [t for t in shared_client(options.kafka).list_topics() if selected.matches(t)]
 
 
-def resolve_typed_read(options) -> TypedOptions:
-    """The typed part of a read's options (``ReadOptions``) with its reader schemas decided."""
+def resolve_typed_read(options, sample: "Sampler") -> TypedOptions:
+    """The typed part of a read's options (``ReadOptions``) with its reader schemas decided; ``sample`` takes the
+    records a schema is inferred from (``reading.sampling.sample_values``: the reading layer's, passed in so that
+    this layer does not import it)."""
     typed = options.typed
-    needs_topics = any(s.schema is None and s.strategy != "RecordNameStrategy" and s.format != "json"
+    needs_topics = any(s.schema is None and s.strategy != "RecordNameStrategy" and s.payload.uses_registry
                        for s in typed.sides)
-    return resolve_read(typed, subscribed_topics(options) if needs_topics else [], options)
+    return resolve_read(typed, subscribed_topics(options) if needs_topics else [], options, sample)
 
 
 def read_schema_types(typed: TypedOptions) -> dict[str, T.DataType]:
@@ -224,7 +249,7 @@ def _write_subject(spec: SideSpec, topic: str | None, record_name: str | None) -
 
 def _resolve_write_side(spec: SideSpec, typed: TypedOptions, schema: T.StructType, topic: str | None) -> ResolvedSide:
     arrow_type = arrow_type_for_write(_column_type(spec, schema))
-    if spec.format == "json":
+    if spec.payload.capabilities.writes_column_type:
         from spark_kwire.spark.typed.plain_json.sides import json_options
 
         try:
@@ -238,7 +263,7 @@ def _resolve_write_side(spec: SideSpec, typed: TypedOptions, schema: T.StructTyp
     chosen, subject = spec.schema, None
     if chosen is None and (typed.auto_register or not typed.use_latest) and spec.version is None:
         try:
-            chosen = payload.derive_schema(arrow_type, spec.record_name)
+            chosen = payload.derive_named(arrow_type, spec.record_name)
         except SchemaError as e:
             raise KwireSchemaError(f"No {spec.format} schema can be derived from column '{spec.side}': {e}") from None
     try:
@@ -251,7 +276,7 @@ def _resolve_write_side(spec: SideSpec, typed: TypedOptions, schema: T.StructTyp
             record = spec.record_name or payload.record_name(chosen, (), spec.message_name)
             subject = _write_subject(spec, topic, record)
             text, references = chosen, ()
-            schema_id = _registered_id(client, typed.registry, subject, Schema(text, payload.registry_type),
+            schema_id = _registered_id(client, typed.registry, subject, Schema(text, payload.schema_type),
                                        typed.auto_register)
             source = f"{'registered' if typed.auto_register else 'found'} under subject {subject!r} as schema id " \
                      f"{schema_id}"
@@ -269,7 +294,7 @@ def _resolve_write_side(spec: SideSpec, typed: TypedOptions, schema: T.StructTyp
                        f" the default, or {spec.option('version')})")
         raise KwireSchemaError(message + ".") from None
     try:
-        payload.encoder(text, schema_id, references, spec.message_name).check(arrow_type)
+        registry_encoder(spec, text, schema_id, references).check(arrow_type)
     except (TypeMismatchError, SchemaError) as e:
         raise KwireSchemaError(
             f"Column '{spec.side}' does not fit the {spec.format} schema it is to be written with ({source}): "

@@ -22,23 +22,17 @@ non-deterministic shuffle before the write.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
-import uuid
 from dataclasses import dataclass
-from typing import Mapping
 
 from spark_kwire.client.admin.admin import Admin
 from spark_kwire.client.producer.transactions import (TransactionError, TransactionFencedError, TransactionHandle,
                                              TransactionManager, TransactionStateError, end_transaction)
-from spark_kwire.spark.errors import KwireOptionError, KwireWriteError
+from spark_kwire.spark.errors import KwireWriteError
 
 log = logging.getLogger("spark_kwire")
 
-AT_LEAST_ONCE = "at-least-once"
-EXACTLY_ONCE = "exactly-once"
-GUARANTEES = (AT_LEAST_ONCE, EXACTLY_ONCE)
 # The marker offset lives on partition 0 of this topic when the write has no 'topic' option: the group
 # coordinator accepts offsets only for existing topics, and this one exists wherever there are groups.
 FALLBACK_MARKER_TOPIC = "__consumer_offsets"
@@ -46,32 +40,6 @@ FALLBACK_MARKER_TOPIC = "__consumer_offsets"
 # StreamExecution.QUERY_ID_KEY: the query id, kept in the checkpoint, the same across restarts).
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
-
-
-def parse_guarantee(raw: str | None) -> str:
-    """'at-least-once' (default) or 'exactly-once'; Flink's AT_LEAST_ONCE / EXACTLY_ONCE spellings too."""
-    if raw is None:
-        return AT_LEAST_ONCE
-    value = str(raw).strip().lower().replace("_", "-")
-    if value not in GUARANTEES:
-        raise KwireOptionError(f"Option 'deliveryGuarantee' must be 'at-least-once' (the default) or "
-                               f"'exactly-once', got {raw!r}.")
-    return value
-
-
-def default_prefix(checkpoint_location: str | None, *, streaming: bool) -> str:
-    """The transactionalIdPrefix used when none is given: derived from the checkpoint location for a stream
-    (the same after a restart, so the restarted query fences the crashed one), unique per job for a batch
-    write."""
-    if not streaming:
-        return f"kwire-{uuid.uuid4().hex}"
-    if not checkpoint_location:
-        raise KwireOptionError(
-            "deliveryGuarantee=exactly-once on a stream needs a transactionalIdPrefix that stays the same when the "
-            "query restarts: set option('transactionalIdPrefix', ...) (unique per query), or set the "
-            "checkpointLocation option on writeStream, from which kwire derives one.")
-    digest = hashlib.sha256(str(checkpoint_location).rstrip("/").encode()).hexdigest()[:20]
-    return f"kwire-{digest}"
 
 
 @dataclass(frozen=True)
@@ -212,25 +180,3 @@ def abort_all(client, messages, prefix: str, timeout_ms: int) -> None:
         except (TransactionError, Exception) as exc:  # noqa: BLE001 - aborting is best effort
             log.warning("kwire: could not abort the transaction of task %d (the coordinator aborts it after "
                         "transaction.timeout.ms): %s", index, exc)
-
-
-def transaction_options(opts: Mapping[str, str], kafka, *, streaming: bool) -> tuple[str, str | None, int | None]:
-    """(deliveryGuarantee, transactionalIdPrefix, transaction timeout ms) from lower-cased write options and the
-    query's Kafka settings as read (``kafka``: :class:`~spark_kwire.client.settings.parse.OptionValues`)."""
-    guarantee = parse_guarantee(opts.get("deliveryguarantee"))
-    prefix = opts.get("transactionalidprefix")
-    if guarantee == AT_LEAST_ONCE:
-        if prefix is not None:
-            raise KwireOptionError("Option 'transactionalIdPrefix' applies only with "
-                                   "deliveryGuarantee=exactly-once; at-least-once writes use no transactions.")
-        if "transaction.timeout.ms" in kafka.given:
-            raise KwireOptionError("Option 'kafka.transaction.timeout.ms' applies only with "
-                                   "deliveryGuarantee=exactly-once; at-least-once writes use no transactions.")
-        return guarantee, None, None
-    if prefix is not None:
-        prefix = str(prefix).strip()
-        if not prefix:
-            raise KwireOptionError("Option 'transactionalIdPrefix' must not be empty.")
-    else:
-        prefix = default_prefix(opts.get("checkpointlocation"), streaming=streaming)
-    return guarantee, prefix, kafka.get("transaction.timeout.ms", 60_000)

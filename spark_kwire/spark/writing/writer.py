@@ -15,7 +15,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamWriter
 
 from spark_kwire.spark.capabilities import ARROW_STREAM_WRITER
 from spark_kwire.spark.options.parsing import WriteOptions
-from spark_kwire.spark.reading.stream_kernels import load_stream_kernels
+from spark_kwire.spark.workers.stream_kernels import load_stream_kernels
 from spark_kwire.spark.workers.garbage_collection import freeze_loaded_objects
 from spark_kwire.spark.writing.report import WriteReport
 from spark_kwire.spark.workers.zip_imports import keep_zip_imports_cheap

@@ -94,6 +94,28 @@ def test_closing_every_open_partition_wakes_the_sender_once_with_all_of_them_rea
     assert len(ready_when_woken) == 2
 
 
+def test_closing_many_partitions_shows_the_sender_each_batch_size_of_them_as_it_is_ready():
+    """A flush of more than batch.size is sent while the rest is encoded, in requests of at least batch.size:
+    shown everything at once, the sender idled until the last partition was encoded (64-partition writes got
+    slower, issue 45); shown each partition, it sent one at a time."""
+    batch_size = 64 * 1024
+    accumulator = RecordAccumulator(compression="none", batch_size=batch_size, idempotence=IdempotenceState(False))
+    seen_when_woken = []  # the partitions the sender can see, at each wake-up
+    accumulator.on_ready = lambda: seen_when_woken.append(accumulator.ready_partitions())
+    for partition in range(16):
+        accumulator.append("t", partition, _values(250, f"p{partition:02d}"))  # ~20 KB each: none is full
+    assert accumulator.ready_records == 0 and seen_when_woken == []
+    assert accumulator.close_open() == 16
+    sizes = {tp: sum(len(b.payload) for b in batches) for tp, batches in _drain(accumulator).items()}
+    assert sum(sizes.values()) > 3 * batch_size
+    assert len(seen_when_woken) >= 3 and sorted(seen_when_woken[-1]) == sorted(sizes)
+    groups = [[tp for tp in now if tp not in before] for before, now in zip([[]] + seen_when_woken, seen_when_woken)]
+    assert [tp for group in groups for tp in group] == [("t", p) for p in range(16)]
+    for group in groups[:-1]:  # each one a batch.size, and not more than the partition that completed it
+        group_bytes = sum(sizes[tp] for tp in group)
+        assert batch_size <= group_bytes < batch_size + sizes[group[-1]]
+
+
 def test_sequences_wrap_to_zero_after_the_int32_maximum():
     state = IdempotenceState(True)
     state.producer_id, state.producer_epoch = 1, 0

@@ -241,6 +241,26 @@ def test_successive_flushes_continue_offsets_and_sequences(bootstrap, create_top
         assert producer.flush() == {}
 
 
+def test_a_reused_producer_keeps_no_delivery_state_of_earlier_writes(client, create_topic, topic_name):
+    """Spark reuses a worker's producer task after task: writing into new topics, its sender kept the state of
+    every partition it had written to and checked all of them every 50 ms while sending (18 ms a check after
+    24 writes of 512 partitions). Sequence numbers still go on across the writes."""
+    producer = Producer(client)
+    try:
+        for write in range(3):
+            topic = create_topic(f"{topic_name}-{write}", partitions=8)
+            keys = pa.array([f"k{i}".encode() for i in range(400)], pa.binary())
+            producer.send_batch(topic, None, pa.array([b"v"] * 400, pa.binary()), keys)
+            assert sum(ack.records for ack in producer.flush().values()) == 400
+            assert producer.sender.tracked_partitions == 8 and producer.reusable
+            producer.prepare_for_reuse()
+            assert producer.sender.tracked_partitions == 0
+        producer.send_batch(topic, 0, pa.array([b"again"], pa.binary()))
+        assert producer.flush()[(topic, 0)].records == 1  # the same producer id, its sequence going on
+    finally:
+        producer.close()
+
+
 def test_fresh_many_partition_topic_keyed_rows_exactly_once_in_order(bootstrap, client, topic_name):
     """Writing right after creating a 64-partition topic: partitions whose leader is not ready yet answer
     NOT_LEADER_OR_FOLLOWER. A broker without producer state accepts any first sequence number, so a pipelined

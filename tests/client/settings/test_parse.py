@@ -172,3 +172,64 @@ def test_equal_settings_share_a_fingerprint_and_different_secrets_do_not():
     assert a == b and a.fingerprint == b.fingerprint and a.fingerprint != c.fingerprint
     assert "one" not in a.fingerprint and len(a.fingerprint) == 64
     assert a.replace(client_id="other").fingerprint != a.fingerprint
+
+
+# spark_kwire.admin, with pyspark made unimportable: the settings that go together are checked without Spark.
+_ADMIN_WITHOUT_SPARK = """
+import sys
+sys.modules["pyspark"] = None  # any import of pyspark fails
+from spark_kwire import admin
+for cluster in {clusters!r}:
+    try:
+        admin.list_topics(cluster)
+    except Exception as error:
+        print(type(error).__name__ + ": " + str(error))
+    else:
+        print("accepted")
+"""
+
+
+def test_admin_refuses_settings_that_contradict_each_other_without_spark():
+    import subprocess
+    import sys
+
+    clusters = [
+        {"bootstrap.servers": "127.0.0.1:1", "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": SECRET},
+        {"kafka.bootstrap.servers": "127.0.0.1:1", "kafka.sasl.jaas.config": _jaas(SCRAM_MODULE, username="u",
+                                                                                     password=SECRET)},
+        {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SSL", "sasl.mechanism": "PLAIN"},
+        {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
+         "sasl.username": "u", "sasl.password": SECRET, "sasl.kerberos.service.name": "kafka"},
+    ]
+    run = subprocess.run([sys.executable, "-c", _ADMIN_WITHOUT_SPARK.format(clusters=clusters)], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = run.stdout.splitlines()
+    assert lines == [
+        "ConflictingSettingsError: Option 'sasl.mechanism' configures SASL authentication, but 'security.protocol' "
+        "is PLAINTEXT (the default), which does not use SASL: set security.protocol to SASL_SSL (SASL over TLS) or "
+        "SASL_PLAINTEXT, as the brokers' listener expects, or remove the sasl.* options.",
+        "ConflictingSettingsError: Option 'sasl.jaas.config' configures SASL authentication, but "
+        "'security.protocol' is PLAINTEXT (the default), which does not use SASL: set security.protocol to SASL_SSL "
+        "(SASL over TLS) or SASL_PLAINTEXT, as the brokers' listener expects, or remove the sasl.* options.",
+        "ConflictingSettingsError: Option 'sasl.mechanism' configures SASL authentication, but 'security.protocol' "
+        "is SSL, which does not use SASL: set security.protocol to SASL_SSL (SASL over TLS) or SASL_PLAINTEXT, as "
+        "the brokers' listener expects, or remove the sasl.* options.",
+        "ConflictingSettingsError: Option 'sasl.kerberos.service.name' applies to Kerberos (sasl.mechanism=GSSAPI), "
+        "but sasl.mechanism is PLAIN: remove it, or set sasl.mechanism=GSSAPI.",
+    ], run.stdout
+    assert SECRET not in run.stdout
+
+
+def test_every_scalar_field_of_the_config_is_one_setting():
+    """FIELDS is derived from the setting names: a field no setting spells (or a setting renamed) shows here."""
+    import dataclasses
+
+    from spark_kwire.client.settings.config import FIELDS, ConnectionSettings, FetchSettings, ProduceSettings, \
+        RetrySettings
+
+    scalar = {f.name for part in (ConnectionSettings, RetrySettings, FetchSettings, ProduceSettings)
+              for f in dataclasses.fields(part)}
+    assert set(FIELDS.values()) == scalar and len(FIELDS) == len(scalar)
+    assert FIELDS["kwire.max.decompressed.bytes"] == "max_decompressed_bytes"
+    assert FIELDS["max.in.flight.requests.per.connection"] == "max_in_flight_requests_per_connection"

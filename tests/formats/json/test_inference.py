@@ -12,14 +12,14 @@ import pytest
 
 from spark_kwire.formats.errors import SchemaError
 from spark_kwire.formats.json.inference.infer import JsonInferenceError, infer_schema, infer_type
-from spark_kwire.formats.json.inference.options import InferenceOptions
+from spark_kwire.formats.json.options import JsonOptions
 from spark_kwire.formats.json.inference.render import spark_ddl, spark_json
 from spark_kwire.formats.json.inference.text import decimal_text, decode
 from spark_kwire.formats.json.inference.types import describe
 
 
 def inferred(docs, **options) -> str:
-    return describe(infer_type(docs, InferenceOptions.parse(options)))
+    return describe(infer_type(docs, JsonOptions.for_inference(options)))
 
 
 @pytest.mark.parametrize("docs, options, expected", [

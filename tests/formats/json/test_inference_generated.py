@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spark_kwire.formats.json.inference.fast import FastPath
-from spark_kwire.formats.json.inference.options import InferenceOptions
+from spark_kwire.formats.json.options import JsonOptions
 from spark_kwire.formats.json.inference.scan import Malformed, Scanner
 from spark_kwire.formats.json.inference.infer import _string_typer
 from spark_kwire.formats.json.inference.types import Merger
@@ -133,7 +133,7 @@ def render(document, options: dict) -> str:
 @given(document=documents, which=st.integers(0, len(OPTION_SETS) - 1))
 def test_fast_path_agrees_with_the_scanner(document, which):
     options = OPTION_SETS[which]
-    opts = InferenceOptions.parse(options)
+    opts = JsonOptions.for_inference(options)
     merger = Merger()
     typer = _string_typer(opts)
     fast, scanner = FastPath(opts, typer, merger), Scanner(opts, typer, merger)

@@ -14,7 +14,7 @@ from spark_kwire.formats.json.kernels import values as vm_values
 from spark_kwire.formats.json.kernels.lexer import (
     LX_LEADING_ZEROS, LX_NON_NUMERIC, T_INT, T_NAN, T_NEG_INF, T_POS_INF, is_name_byte, scan_token
 )
-from spark_kwire.formats.json_schema.kernels.text import number_as_double, number_as_long
+from spark_kwire.formats.json_text.kernels.text import number_as_double, number_as_long
 from spark_kwire.formats.vm.codes import E_JSON_NUMBER, E_JSON_SYNTAX, E_JSON_TYPE, E_OK
 
 FLAGS = (LX_NON_NUMERIC, LX_LEADING_ZEROS | LX_NON_NUMERIC)

@@ -13,7 +13,7 @@ import re
 import sys
 from operator import itemgetter
 
-from .options import InferenceOptions
+from ..options import JsonOptions
 from .scan import MAX_NAME_BYTES, Malformed, Unreadable, number_type
 from .text import utf16_length
 from .types import BOOL, DOUBLE, LONG, NULL, STRING, Merger, struct
@@ -31,7 +31,7 @@ class _Undecided(Exception):
 
 
 class FastPath:
-    def __init__(self, opts: InferenceOptions, string_type, merger: Merger) -> None:
+    def __init__(self, opts: JsonOptions, string_type, merger: Merger) -> None:
         self.opts = opts
         self.string_type = string_type
         self.compatible = merger.compatible

@@ -33,16 +33,16 @@ import pyarrow as pa
 
 from ...errors import FormatError
 from .fast import FastPath
-from .options import InferenceOptions
+from ..options import JsonOptions
 from .scan import Malformed, Scanner, Unreadable
 from .text import decimal_text, decode
 from .timestamps import is_time, is_timestamp, is_timestamp_ntz
 from .types import EMPTY_STRUCT, NULL, STRING, TIME, TIMESTAMP, TIMESTAMP_NTZ, Merger, canonical, describe
 
-__all__ = ["infer_schema", "InferenceOptions", "JsonInferenceError", "arrow_type"]
+__all__ = ["infer_schema", "JsonInferenceError", "arrow_type"]
 
 _TIMESTAMP_UTC = pa.timestamp("us", tz="UTC")
-# What every string Spark's default timestamp and time parsers accept starts with (see inference_timestamps)
+# What every string Spark's default timestamp and time parsers accept starts with (see timestamps.py)
 _MAYBE_DATETIME = re.compile(r"T[0-9]|[\x00-\x20\x7f]*(?:[+-]?[0-9]{4}|[0-9]{1,2}:)")
 _TOO_DEEP = ("the records nest objects and arrays too deeply to merge their types (Spark's own inference overflows "
              "its stack on a few hundred levels); give the schema (valueSchema)")
@@ -58,23 +58,23 @@ class JsonInferenceError(FormatError, ValueError):
         super().__init__(reason if row is None else f"record {row}: {reason}")
 
 
-def infer_schema(values, options: Mapping[str, Any] | InferenceOptions | None = None, **session) -> pa.StructType:
+def infer_schema(values, options: Mapping[str, Any] | JsonOptions | None = None, **session) -> pa.StructType:
     """The Arrow struct type of JSON documents ``values`` (a pyarrow binary or string array, chunked or not, or
     a sequence of bytes / str; nulls are skipped), inferred as ``spark.read.json`` infers them.
 
-    ``options``: Spark's JSON option names and values (see :class:`InferenceOptions`; others are ignored), or an
-    ``InferenceOptions``. ``session`` keywords pass facts of the Spark session (``time_zone``,
-    ``timestamp_ntz_default``, ``time_type``, ``case_sensitive``, ``column_name_of_corrupt_record``).
+    ``options``: Spark's JSON option names and values (read by :meth:`JsonOptions.for_inference`; others are
+    ignored), or a ``JsonOptions``. ``session`` keywords pass facts of the Spark session (``time_zone``,
+    ``timestamp_ntz_default``, ``time_type``, ``case_sensitive``, ``corrupt_column``).
     Raises :class:`JsonInferenceError` (FAILFAST, or a record Spark cannot infer either) and
     :class:`~spark_kwire.formats.errors.SchemaError` for bad options."""
-    opts = options if isinstance(options, InferenceOptions) else InferenceOptions.parse(options, **session)
+    opts = options if isinstance(options, JsonOptions) else JsonOptions.for_inference(options, **session)
     try:
         return arrow_type(infer_type(values, opts))
     except RecursionError:
         raise JsonInferenceError(None, _TOO_DEEP) from None
 
 
-def infer_type(values, opts: InferenceOptions) -> tuple:
+def infer_type(values, opts: JsonOptions) -> tuple:
     """The inferred root type (see ``inference_types``) before it becomes Arrow."""
     reader = _DocumentReader(opts)
     merger = reader.merger
@@ -89,7 +89,7 @@ def infer_type(values, opts: InferenceOptions) -> tuple:
                 raise JsonInferenceError(row, f"malformed JSON ({e}); mode FAILFAST") from None
             if opts.mode == "DROPMALFORMED":
                 continue
-            t = ("R", ((opts.column_name_of_corrupt_record, STRING),))
+            t = ("R", ((opts.corrupt_column, STRING),))
         except Unreadable as e:
             raise JsonInferenceError(row, str(e)) from None
         if t not in first_row:
@@ -97,7 +97,7 @@ def infer_type(values, opts: InferenceOptions) -> tuple:
     # Merging is idempotent, so each distinct document type is merged once, in the order first seen.
     root = EMPTY_STRUCT
     for t, row in first_row.items():
-        merged = merger.merge_root(root, t, opts.mode, opts.column_name_of_corrupt_record)
+        merged = merger.merge_root(root, t, opts.mode, opts.corrupt_column)
         if merged is None:
             raise JsonInferenceError(row, f"the record is a JSON {describe(t)}, not an object (a STRUCT); mode "
                                           "FAILFAST")
@@ -108,7 +108,7 @@ def infer_type(values, opts: InferenceOptions) -> tuple:
 class _DocumentReader:
     """One document's type: the fast path when it can decide, the Scanner otherwise."""
 
-    def __init__(self, opts: InferenceOptions) -> None:
+    def __init__(self, opts: JsonOptions) -> None:
         self.opts = opts
         self.merger = Merger(opts.case_sensitive)
         string_type = _string_typer(opts)
@@ -127,7 +127,7 @@ class _DocumentReader:
         return self.scanner.document(text, bad)
 
 
-def _string_typer(opts: InferenceOptions):
+def _string_typer(opts: JsonOptions):
     """The type of a JSON string value, as inferField decides it."""
     if not opts.prefers_decimal and not opts.infer_timestamp:
         return lambda text: STRING if text else NULL

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .options import InferenceOptions
+from ..options import JsonOptions
 from .text import java_identifier_part, unquoted_name_char, utf16_length
 from .types import BOOL, DOUBLE, EMPTY_STRUCT, LONG, NULL, STRING, Merger, struct
 
@@ -41,7 +41,7 @@ class Unreadable(Exception):
     """A document on which Spark's schema inference fails as a whole (an error it does not catch)."""
 
 
-def number_type(opts: InferenceOptions, negative: bool, digits: str, fraction: str | None,
+def number_type(opts: JsonOptions, negative: bool, digits: str, fraction: str | None,
                 exp_sign: str, exp_digits: str | None) -> tuple:
     """The type of a number token whose integer digits (leading zeros removed, "0" kept) are ``digits``;
     ``fraction`` / ``exp_digits`` None when absent. Raises Malformed past maxNumLen."""
@@ -88,7 +88,7 @@ def number_type(opts: InferenceOptions, negative: bool, digits: str, fraction: s
 class Scanner:
     """Reads documents with ``opts``; ``string_type(text)`` gives a string value's type."""
 
-    def __init__(self, opts: InferenceOptions, string_type, merger: Merger) -> None:
+    def __init__(self, opts: JsonOptions, string_type, merger: Merger) -> None:
         self.opts = opts
         self.string_type = string_type
         self.merger = merger

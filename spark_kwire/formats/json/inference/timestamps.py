@@ -1,296 +1,127 @@
-"""Which strings Spark's default timestamp parsers accept, for ``inferTimestamp`` (no timestampFormat).
+"""Which strings Spark's default timestamp parsers accept, for ``inferTimestamp``: read by the decoding kernels'
+own port of ``SparkDateTimeUtils.parseTimestampString`` (``json/kernels/times.py``, run here as plain Python), so
+that inference and ``from_json`` read a timestamp alike.
 
-A port of ``SparkDateTimeUtils.parseTimestampString`` and the three functions inference calls on it:
-``stringToTimestamp`` (TIMESTAMP), ``stringToTimestampWithoutTimeZone(s, allowTimeZone=false)``
-(TIMESTAMP_NTZ, when the session's default timestamp type is TIMESTAMP_NTZ) and ``stringToTime`` (TIME, when
-the session enables the TIME type). Accepted forms, after trimming ASCII controls and spaces::
-
-    [+-]yyyy*  [+-]yyyy*-[m]m  [+-]yyyy*-[m]m-[d]d  [+-]yyyy*-[m]m-[d]d[ T][h]h:[m]m:[s]s.[fraction][zone]
-    [h]h:[m]m:[s]s.[fraction][zone]  T[h]h:[m]m:[s]s.[fraction][zone]
-
-with 4 to 6 year digits; the zone as ``getZoneId`` reads it (Z, +h[h][:mm[:ss]], UTC/GMT/UT with an offset,
-Java's short ids such as PST, a region such as Europe/Paris). A value must also fit in a long of
-microseconds since the epoch.
+Inference asks, of a string, what ``stringToTimestamp(s, zone).isDefined`` (TIMESTAMP),
+``stringToTimestampWithoutTimeZone(s, allowTimeZone = false).isDefined`` (TIMESTAMP_NTZ, when the session's
+default timestamp type is TIMESTAMP_NTZ) and ``stringToTime(s).isDefined`` (TIME, when the session enables the TIME
+type) answer: the text's form, a valid date and time of day, a zone ``getZoneId`` reads (a fixed offset read by the
+kernel, a region or Java's short id by ``zones.py``), and an instant that fits Spark's long of microseconds.
 """
 
 from __future__ import annotations
 
-import re
-from datetime import datetime, timedelta
-from functools import lru_cache
+import numpy as np
 
-__all__ = ["is_timestamp", "is_timestamp_ntz", "is_time", "zone_offset_seconds"]
+from ..kernels.times import LATER, text_to_timestamp_fields, valid_day, zone_text
+from ..zones import zone_of
+from ...json_text.kernels.text import days_from_civil
+
+__all__ = ["is_timestamp", "is_timestamp_ntz", "is_time", "valid_zone"]
 
 _MIN_MICROS, _MAX_MICROS = -(2**63), 2**63 - 1
-_DAYS_BEFORE_MONTH = (0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
-# java.time.ZoneId.SHORT_IDS
-_SHORT_IDS = {
-    "ACT": "Australia/Darwin", "AET": "Australia/Sydney", "AGT": "America/Argentina/Buenos_Aires",
-    "ART": "Africa/Cairo", "AST": "America/Anchorage", "BET": "America/Sao_Paulo", "BST": "Asia/Dhaka",
-    "CAT": "Africa/Harare", "CNT": "America/St_Johns", "CST": "America/Chicago", "CTT": "Asia/Shanghai",
-    "EAT": "Africa/Addis_Ababa", "ECT": "Europe/Paris", "IET": "America/Indiana/Indianapolis",
-    "IST": "Asia/Kolkata", "JST": "Asia/Tokyo", "MIT": "Pacific/Apia", "NET": "Asia/Yerevan",
-    "NST": "Pacific/Auckland", "PLT": "Asia/Karachi", "PNT": "America/Phoenix", "PRT": "America/Puerto_Rico",
-    "PST": "America/Los_Angeles", "SST": "Pacific/Guadalcanal", "VST": "Asia/Ho_Chi_Minh",
-    "EST": "-05:00", "MST": "-07:00", "HST": "-10:00",
-}
-_REGION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9~/._+-]+")
-_SINGLE_HOUR = re.compile(r"([+\-])(\d):")
-_SINGLE_MINUTE = re.compile(r"([+\-])(\d\d):(\d)$")
+_FIELDS = 10  # what text_to_timestamp_fields fills: y, mo, d, h, mi, s, micros, zone start, zone end, time alone
+_JAVA_BLANKS = "".join(map(chr, range(33)))
+_YEAR_AT_THE_LIMITS = 290_000  # only years beyond this can make an instant overflow Spark's long of microseconds
 
 
-def _valid_digits(segment: int, digits: int) -> bool:
-    return (segment == 6 or (segment == 0 and 4 <= digits <= 6) or (segment == 7 and digits <= 2)
-            or (segment not in (0, 6, 7) and 0 < digits <= 2))
+def _parsed(text: str) -> tuple[bytes, list] | None:
+    buf = text.encode("utf-8", "surrogatepass")
+    fields = [0] * _FIELDS
+    with np.errstate(over="ignore"):  # digits past a segment's few wrap, as in the compiled kernel; refused anyway
+        found = text_to_timestamp_fields(buf, 0, len(buf), fields)
+    return (buf, fields) if found else None
 
 
-def _trimmed(text: str) -> tuple[int, int]:
-    start, end = 0, len(text)
-    while start < end and (text[start] <= " " or text[start] == "\x7f"):
-        start += 1
-    while end > start + 1 and (text[end - 1] <= " " or text[end - 1] == "\x7f"):
-        end -= 1
-    return start, end
+def _time_valid(fields: list) -> bool:
+    return 0 <= fields[3] <= 23 and 0 <= fields[4] <= 59 and 0 <= fields[5] <= 59
 
 
-def parse_timestamp_string(text: str):
-    """(segments [y, mo, d, h, mi, s, micros, ...], zone text or None, just_time), or None."""
-    segments = [1, 1, 1, 0, 0, 0, 0, 0, 0]
-    j, end = _trimmed(text)
-    if j == end:
+def _local_micros(fields: list) -> int | None:
+    """Microseconds since 1970 of the date-time as if at UTC, None for an invalid date or time of day."""
+    if not _time_valid(fields) or not valid_day(fields[0], fields[1], fields[2]):
         return None
-    i = value = digits = millis_digits = 0
-    tz = None
-    just_time = False
-    year_sign = None
-    if text[j] in "+-":
-        year_sign = -1 if text[j] == "-" else 1
-        j += 1
-    while j < end:
-        ch = text[j]
-        if not ("0" <= ch <= "9"):
-            if j == 0 and ch == "T":
-                just_time = True
-                i += 3
-            elif i < 2:
-                if ch == "-":
-                    if not _valid_digits(i, digits):
-                        return None
-                    segments[i], value, digits = value, 0, 0
-                    i += 1
-                elif i == 0 and ch == ":" and year_sign is None:
-                    just_time = True
-                    if not _valid_digits(3, digits):
-                        return None
-                    segments[3], value, digits = value, 0, 0
-                    i = 4
-                else:
-                    return None
-            elif i == 2:
-                if ch not in " T" or not _valid_digits(i, digits):
-                    return None
-                segments[i], value, digits = value, 0, 0
-                i += 1
-            elif i in (3, 4):
-                if ch != ":" or not _valid_digits(i, digits):
-                    return None
-                segments[i], value, digits = value, 0, 0
-                i += 1
-            elif i in (5, 6):
-                if not _valid_digits(i, digits):
-                    return None
-                segments[i], value, digits = value, 0, 0
-                i += 1
-                if not (ch == "." and i == 6):
-                    tz = text[j:end]
-                    j = end - 1
-                if i == 6 and ch != ".":
-                    i += 1
-            else:
-                if i < len(segments) and ch in ": ":
-                    if not _valid_digits(i, digits):
-                        return None
-                    segments[i], value, digits = value, 0, 0
-                    i += 1
-                else:
-                    return None
-        else:
-            if i == 6:
-                millis_digits += 1
-            if i != 6 or digits < 6:
-                value = value * 10 + ord(ch) - 48
-            digits += 1
-        j += 1
-    if not _valid_digits(i, digits):
-        return None
-    segments[i] = value
-    while millis_digits < 6:
-        segments[6] *= 10
-        millis_digits += 1
-    segments[0] *= year_sign or 1
-    return segments, tz, just_time
+    seconds = days_from_civil(fields[0], fields[1], fields[2]) * 86400 + fields[3] * 3600 + fields[4] * 60 + fields[5]
+    return int(seconds) * 1_000_000 + int(fields[6])
 
 
-def _days_from_civil(year: int, month: int, day: int) -> int | None:
-    """Days since 1970-01-01 of a proleptic Gregorian date (LocalDate.of's checks), None when invalid."""
-    if not 1 <= month <= 12 or day < 1:
-        return None
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    length = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]
-    if day > length:
-        return None
-    y = year - 1
-    days = 365 * y + y // 4 - y // 100 + y // 400 + _DAYS_BEFORE_MONTH[month] + day - 1
-    if month > 2 and leap:
-        days += 1
-    return days - 719162  # days from 0001-01-01 to 1970-01-01
+def _text_zone(buf: bytes, fields: list):
+    """The zone a timestamp names (an offset in seconds, or a region), None when ``getZoneId`` refuses it."""
+    start, end = int(fields[7]), int(fields[8])
+    zone = buf[start:end].decode("utf-8", "surrogatepass").strip(_JAVA_BLANKS)  # as Java's String.trim
+    if not (zone.isascii() and zone.isprintable()):
+        return None  # every zone id Java reads is printable ASCII (the kernel also trims DEL, which Java keeps)
+    outcome, offset = zone_text(buf, start, end, bytearray(end - start + 4))
+    if outcome == LATER:
+        try:
+            return zone_of(zone)
+        except ValueError:
+            return None
+    return int(offset) if outcome == 1 else None
 
 
-def _local_micros(segments) -> int | None:
-    year, month, day, hour, minute, second, micros = segments[:7]
-    if not (0 <= hour <= 23 and 0 <= minute <= 59 and 0 <= second <= 59):
-        return None
-    days = _days_from_civil(year, month, day)
-    if days is None:
-        return None
-    return ((days * 86400 + hour * 3600 + minute * 60 + second) * 1_000_000) + micros
+def _offset(zone, fields: list) -> int:
+    """Seconds east of UTC of the local date-time ``fields`` in ``zone`` (an offset or a region)."""
+    if isinstance(zone, int):
+        return zone
+    import datetime
+
+    # Only years near the ends of the range need the offset (the instant may not fit); outside the years Python's
+    # datetime covers, the zone's first or last rules stand in.
+    year = min(max(int(fields[0]), 1), 9999)
+    month, day = int(fields[1]), int(fields[2])
+    if month == 2 and day == 29 and not valid_day(year, 2, 29):
+        day = 28
+    local = datetime.datetime(year, month, day, int(fields[3]), int(fields[4]), int(fields[5]))
+    return int((zone.utcoffset(local) or datetime.timedelta(0)).total_seconds())
 
 
-def _time_valid(segments) -> bool:
-    return 0 <= segments[3] <= 23 and 0 <= segments[4] <= 59 and 0 <= segments[5] <= 59
+def valid_zone(zone_id: str) -> bool:
+    """Whether ``zone_id`` (a ``timeZone`` option or the session's) names a zone Spark accepts."""
+    try:
+        zone_of(zone_id)
+    except ValueError:
+        return False
+    return True
 
 
 def is_timestamp(text: str, session_zone: str = "UTC") -> bool:
     """stringToTimestamp(text, zone).isDefined."""
-    parsed = parse_timestamp_string(text)
+    parsed = _parsed(text)
     if parsed is None:
         return False
-    segments, tz, just_time = parsed
-    zone = session_zone
-    if tz is not None:
-        zone = _zone(_java_trim(tz))
+    buf, fields = parsed
+    if fields[8] >= 0:
+        zone = _text_zone(buf, fields)
         if zone is None:
             return False
-    if just_time:
-        return _time_valid(segments)
-    local = _local_micros(segments)
+    else:
+        zone = None
+    if fields[9]:  # a time alone: today's date in the zone
+        return _time_valid(fields)
+    local = _local_micros(fields)
     if local is None:
         return False
-    offset = zone_offset_seconds(zone, segments)
-    if offset is None:
-        return False
-    return _MIN_MICROS <= local - offset * 1_000_000 <= _MAX_MICROS
+    if abs(int(fields[0])) < _YEAR_AT_THE_LIMITS:
+        return True
+    if zone is None:
+        try:
+            zone = zone_of(session_zone)
+        except ValueError:
+            return False
+    return _MIN_MICROS <= local - _offset(zone, fields) * 1_000_000 <= _MAX_MICROS
 
 
 def is_timestamp_ntz(text: str) -> bool:
     """stringToTimestampWithoutTimeZone(text, allowTimeZone = false).isDefined."""
-    parsed = parse_timestamp_string(text)
-    if parsed is None or parsed[2] or parsed[1] is not None:
+    parsed = _parsed(text)
+    if parsed is None or parsed[1][9] or parsed[1][8] >= 0:
         return False
-    local = _local_micros(parsed[0])
+    local = _local_micros(parsed[1])
     return local is not None and _MIN_MICROS <= local <= _MAX_MICROS
 
 
 def is_time(text: str) -> bool:
     """stringToTime(text).isDefined: a time of day without a date or zone."""
-    parsed = parse_timestamp_string(text)
-    return parsed is not None and parsed[2] and parsed[1] is None and _time_valid(parsed[0])
-
-
-def _java_trim(text: str) -> str:
-    start, end = 0, len(text)
-    while start < end and text[start] <= " ":
-        start += 1
-    while end > start and text[end - 1] <= " ":
-        end -= 1
-    return text[start:end]
-
-
-@lru_cache(maxsize=256)
-def _zone(zone_id: str):
-    """What getZoneId makes of ``zone_id``: ("offset", seconds) or ("region", name), None when it throws."""
-    zone_id = _SINGLE_HOUR.sub(r"\g<1>0\g<2>:", zone_id, count=1)
-    zone_id = _SINGLE_MINUTE.sub(r"\g<1>\g<2>:0\g<3>", zone_id, count=1)
-    zone_id = _SHORT_IDS.get(zone_id, zone_id)
-    if len(zone_id) <= 1 or zone_id[0] in "+-":
-        seconds = _offset(zone_id)
-        return None if seconds is None else ("offset", seconds)
-    for prefix in ("UTC", "GMT", "UT"):
-        if zone_id.startswith(prefix):
-            rest = zone_id[len(prefix):]
-            if not rest:
-                return ("offset", 0)
-            if rest[0] not in "+-":
-                return _region(zone_id)
-            seconds = _offset(rest)
-            return None if seconds is None else ("offset", seconds)
-    return _region(zone_id)
-
-
-def _region(name: str):
-    if not _REGION_NAME.fullmatch(name) or name not in _regions():
-        return None
-    return ("region", name)
-
-
-@lru_cache(maxsize=1)
-def _regions() -> frozenset:
-    import zoneinfo
-
-    return frozenset(zoneinfo.available_timezones())
-
-
-def _offset(text: str) -> int | None:
-    """ZoneOffset.of(text) in seconds, None when it throws."""
-    if text == "Z":
-        return 0
-    if not text or text[0] not in "+-":
-        return None
-    if len(text) == 2:
-        text = text[0] + "0" + text[1]
-    n = len(text)
-    layouts = {3: (1, None, None), 5: (1, 3, None), 6: (1, 4, None), 7: (1, 3, 5), 9: (1, 4, 7)}
-    if n not in layouts:
-        return None
-    positions = layouts[n]
-    colons = {6: (3,), 9: (3, 6)}.get(n, ())
-    if any(text[c] != ":" for c in colons):
-        return None
-    parts = []
-    for pos in positions:
-        if pos is None:
-            parts.append(0)
-            continue
-        pair = text[pos:pos + 2]
-        if len(pair) != 2 or not ("0" <= pair[0] <= "9" and "0" <= pair[1] <= "9"):
-            return None
-        parts.append(int(pair))
-    hours, minutes, seconds = parts
-    if hours > 18 or minutes > 59 or seconds > 59:
-        return None
-    total = hours * 3600 + minutes * 60 + seconds
-    if total > 18 * 3600:
-        return None
-    return -total if text[0] == "-" else total
-
-
-def zone_offset_seconds(zone, segments) -> int | None:
-    """The offset from UTC of a local date-time in ``zone`` (a zone id text, or what _zone returned)."""
-    if isinstance(zone, str):
-        zone = _zone(zone)
-        if zone is None:
-            return None
-    kind, value = zone
-    if kind == "offset":
-        return value
-    import zoneinfo
-
-    year, month, day, hour, minute, second = segments[:6]
-    # Only a date near the ends of the representable range (years beyond +-290,000) can depend on the exact
-    # offset; outside the years Python's datetime covers, the zone's first or last rules stand in.
-    year = min(max(year, 1), 9999)
-    if month == 2 and day == 29 and _days_from_civil(year, 2, 29) is None:
-        day = 28
-    local = datetime(year, month, day, hour, minute, second)
-    offset = zoneinfo.ZoneInfo(value).utcoffset(local) or timedelta(0)
-    return int(offset.total_seconds())
+    parsed = _parsed(text)
+    return parsed is not None and bool(parsed[1][9]) and parsed[1][8] < 0 and _time_valid(parsed[1])

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...json_schema.kernels.decode import find_property, undo_subtree
-from ...json_schema.kernels.text import decode_escapes, parse_date, parse_date_time
-from ...json_schema.kernels.encode import put_byte, write_escaped
+from ...json_text.kernels.names import find_property, undo_subtree
+from ...json_text.kernels.text import decode_escapes, parse_date, parse_date_time
+from ...json_text.kernels.write import put_byte, write_escaped
 from ...vm.bytes_in import copy_bytes
 from ...vm.codes import E_JSON_DEPTH, E_JSON_NOT_OBJECT, E_JSON_SYNTAX, E_JSON_TYPE, E_OK, E_OVERFLOW
 from ...vm.column_writes import append_value, begin, close_list, full, open_list, pad, put_bytes, put_dec, rewind

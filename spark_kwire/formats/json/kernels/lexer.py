@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...json_schema.kernels.text import ESC_ANY, ESC_SINGLE_QUOTE, scan_number
+from ...json_text.kernels.text import ESC_ANY, ESC_SINGLE_QUOTE, scan_number
 from ...vm.codes import E_JSON_DEPTH, E_JSON_SYNTAX, E_OK
 
 LX_COMMENTS = 1  # allowComments: /* */ and // comments are whitespace

@@ -1,25 +1,18 @@
-"""Parsing a date or timestamp with a ``timestampFormat`` / ``dateFormat`` program (``patterns.py``) inside the
-kernels, and resolving what it read as Spark does: a missing year is 1970, a missing month or day 1, ``h``
-without ``a`` a morning hour, no offset in the text the reading zone."""
+"""Parsing a date or timestamp with a ``timestampFormat`` / ``dateFormat`` program (``json_text/patterns.py``)
+inside the kernels, and resolving what it read as Spark does: a missing year is 1970, a missing month or day 1,
+``h`` without ``a`` a morning hour, no offset in the text the reading zone."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...json_schema.kernels.text import days_from_civil
-from ..patterns import (
+from ...json_text.kernels.text import days_from_civil
+from ...json_text.patterns import (
     F_DAY, F_HAS_OFFSET, F_HOUR, F_HOUR12, F_MICROS, F_MINUTE, F_MONTH, F_OFFSET, F_PM, F_SECOND, F_YEAR, F_YEAR2,
-    FIELD_WORDS, P_AMPM, P_FRAC, P_LIT, P_MONTH_NAME, P_NUM, P_OFFSET, P_OPT_END, P_OPT_START
+    FIELD_WORDS, MAX_OPTIONAL, MONTH_LENGTHS, MONTH_NAMES, P_AMPM, P_FRAC, P_LIT, P_MONTH_NAME, P_NUM, P_OFFSET,
+    P_OPT_END, P_OPT_START
 )
 from .times import DAY_SECONDS, I64_MAX, MICROS, digits_at, local_to_utc, offset_at, valid_day
-
-# month names, lower case, each padded to 9 bytes (the kernels compare them against the text in any case)
-_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december"]
-MONTH_NAMES = np.array([list(n.ljust(9, " ").encode()) for n in _NAMES], dtype=np.int64)
-MONTH_LENGTHS = np.array([len(n) for n in _NAMES], dtype=np.int64)
-MAX_OPTIONAL = 8  # optional sections open at once
-FIELDS_SIZE = FIELD_WORDS * (MAX_OPTIONAL + 1) + MAX_OPTIONAL  # what ``fields`` must hold
 
 
 def lower(c):

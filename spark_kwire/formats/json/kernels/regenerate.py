@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...json_schema.kernels.encode import put_byte
-from ...json_schema.kernels.text import decode_escapes, number_as_double
+from ...json_text.kernels.numbers import (
+    java17_whole_digits, number_digits, shortest_digits, write_java_digits, write_non_finite
+)
+from ...json_text.kernels.text import decode_escapes, number_as_double
+from ...json_text.kernels.write import put_byte
 from ...vm.bytes_in import copy_bytes
 from ...vm.codes import E_JSON_DEPTH, E_JSON_SYNTAX, E_OK
 from .lexer import (
     T_FLOAT, T_INT, T_NAN, T_NEG_INF, is_name_byte, is_quote, key_end, literal_end, scan_quoted, scan_token,
     skip_blank
 )
-from .numbers import java17_whole_digits, number_digits, shortest_digits, write_java_digits, write_non_finite
 
 HEX_DIGITS = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)
 SHORT_ESCAPES = np.zeros(32, dtype=np.uint8)

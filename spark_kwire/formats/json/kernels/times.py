@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...json_schema.kernels.text import days_from_civil
-from ..patterns import OFF_COLON, OFF_MINUTES, OFF_MINUTES_OPT, OFF_SECONDS, OFF_SECONDS_OPT
+from ...json_text.kernels.text import days_from_civil
+from ...json_text.patterns import OFF_COLON, OFF_MINUTES, OFF_MINUTES_OPT, OFF_SECONDS, OFF_SECONDS_OPT
 
 LATER = 2  # outcome of the parsers beside True (1) / False (0): Python finishes the value
 MICROS = np.int64(1000000)

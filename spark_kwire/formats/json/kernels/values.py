@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-from ...json_schema.kernels.floats import mul_64
-from ...json_schema.kernels.text import decode_escapes, number_as_double, number_as_long
+from ...json_text.kernels.floats import mul_64
+from ...json_text.kernels.text import decode_escapes, number_as_double, number_as_long
 from ...vm.codes import (
     E_DECIMAL_RANGE, E_JSON_BASE64, E_JSON_EMPTY, E_JSON_NUMBER, E_JSON_SYNTAX, E_JSON_TIMESTAMP, E_JSON_TYPE, E_OK,
     E_OVERFLOW

@@ -1,2 +1,2 @@
-"""JSON Schema's compiled kernels: JSON text (strings, numbers, RFC 3339 dates, skipping), doubles as text, and
-the decode and encode interpreters."""
+"""JSON Schema's compiled kernel: the decode interpreter (JSON text itself is read and written by ``json_text``'s
+kernels, the encoding walk included)."""

@@ -18,15 +18,17 @@ from ...vm.codes import (
 )
 from ...vm.column_writes import append_value, begin, close_list, full, open_list, pad, put_bytes
 from ...vm.rows import GO_ON, ROWS_DONE, end_decoded_row
-from ...vm.slots import K_BINARY, K_LIST, K_MAP, ROOM_SCRATCH, ROOM_VALUES, S_BASE, S_DATA_LEN, S_KIND, S_LEN, S_PARENT
-from ..program import (
-    JK_ARRAY, JK_BINARY, JK_BOOLEAN, JK_DATE, JK_INTEGER, JK_JSON, JK_MAP, JK_NUMBER, JK_OBJECT, JK_STRING,
-    JK_TIMESTAMP, P_NAME, P_NAME_LEN, P_REQUIRED, P_VALUE, V_COUNT, V_END, V_HASH_BASE, V_HASH_MASK, V_KEY, V_KIND,
-    V_NODE, V_NULLABLE, V_SUB
-)
-from .text import (
+from ...json_text.kernels.names import D_INDEX, D_NODE, find_property, undo_subtree
+from ...json_text.kernels.text import (
     number_as_double, number_as_long, parse_date, parse_date_time, scan_number, scan_string, skip_literal, skip_value,
     skip_ws, unescape
+)
+from ...json_text.tables import (
+    P_REQUIRED, P_VALUE, V_COUNT, V_END, V_HASH_BASE, V_HASH_MASK, V_KEY, V_KIND, V_NODE, V_NULLABLE, V_SUB
+)
+from ...vm.slots import ROOM_SCRATCH, ROOM_VALUES, S_LEN, S_PARENT
+from ..program import (
+    JK_ARRAY, JK_BINARY, JK_BOOLEAN, JK_DATE, JK_INTEGER, JK_JSON, JK_MAP, JK_NUMBER, JK_OBJECT, JK_STRING, JK_TIMESTAMP
 )
 
 JF_KIND = 0
@@ -35,57 +37,8 @@ JF_SLOT_BASE = 2
 JF_COUNT = 3
 JF_EXPECT = 4  # objects: the property expected next
 JSON_FRAME_WORDS = 5
-D_NODE = 0
-D_INDEX = 1
 D_START = 2
 D_END = 3
-FNV_OFFSET = np.int64(-3750763034362895579)
-FNV_PRIME = np.int64(1099511628211)
-
-
-def same_name(buf, s, n, consts, off, length):
-    if n != length:
-        return False
-    for i in range(n):
-        if buf[s + i] != consts[off + i]:
-            return False
-    return True
-
-
-def find_property(props, hashes, consts, base, count, hash_base, mask, expect, buf, s, n):
-    """The position of the property named ``buf[s:s+n]`` among the object's, or -1."""
-    if expect < count and same_name(buf, s, n, consts, props[base + expect, P_NAME], props[base + expect, P_NAME_LEN]):
-        return expect
-    h = FNV_OFFSET
-    for i in range(n):
-        h = (h ^ np.int64(buf[s + i])) * FNV_PRIME
-    slot = h & mask
-    while True:
-        i = hashes[hash_base + slot]
-        if i < 0:
-            return np.int64(-1)
-        if same_name(buf, s, n, consts, props[base + i, P_NAME], props[base + i, P_NAME_LEN]):
-            return i
-        slot = (slot + 1) & mask
-
-
-def undo_subtree(state, a32, node, end_node, deferred, counters, first_deferred):
-    """Undoes the last element of ``node`` and what it holds (a property given twice: the last one wins)."""
-    state[node, S_LEN] -= 1
-    for n in range(node, end_node):
-        if n > node:
-            parent = state[n, S_PARENT]
-            pk = state[parent, S_KIND]
-            if pk == K_LIST or pk == K_MAP:
-                state[n, S_LEN] = np.int64(a32[state[parent, S_BASE] + state[parent, S_LEN]])
-            else:
-                state[n, S_LEN] = state[parent, S_LEN]
-        if state[n, S_KIND] == K_BINARY:
-            state[n, S_DATA_LEN] = np.int64(a32[state[n, S_BASE] + state[n, S_LEN]])
-    for d in range(first_deferred, counters[0]):
-        dn = deferred[d, D_NODE]
-        if node <= dn < end_node and deferred[d, D_INDEX] >= state[dn, S_LEN]:
-            deferred[d, D_NODE] = -1
 
 
 def base64_decode(buf, s, n, out):
@@ -359,5 +312,5 @@ def json_decode_rows(vals, props, hashes, consts, root, data, start, end, status
     return status.shape[0], ROWS_DONE
 
 
-KERNELS = ("same_name", "find_property", "undo_subtree", "base64_decode", "put_text", "put_scalar", "json_record",
+KERNELS = ("base64_decode", "put_text", "put_scalar", "json_record",
            "json_decode_rows")

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from spark_kwire.spark.errors import KwireSchemaError
-from spark_kwire.spark.typed.plain_json.evolution import ADD_NEW_COLUMNS
+from spark_kwire.spark.options.inference import ADD_NEW_COLUMNS
 from spark_kwire.spark.typed.plain_json.sides import JsonSideDecoder, session_time_zone
 
 __all__ = ["KwireNewFieldsError", "EvolvingJsonSideDecoder", "new_field_rows", "stop_for_new_fields",

@@ -1,6 +1,6 @@
 """The schema of a plain JSON side read with no ``valueSchema`` (``keySchema``), decided on the driver at load():
 the latest version recorded in the stream's ``schemaLocation``, else inferred from records sampled from the topic
-(``json_sampling``) as ``spark.read.json`` infers it from the same strings, with the read's JSON options
+(``reading/sampling.py``) as ``spark.read.json`` infers it from the same strings, with the read's JSON options
 (primitivesAsString, prefersDecimal, dropFieldIfAllNull, allowComments...) and its mode.
 
 Refused, with the way out (give the schema): an inferred schema with no field (nothing to type), and one with
@@ -9,8 +9,8 @@ two fields whose names are the same ignoring case, at any depth, as ``spark.read
 
 Session settings: a Python data source cannot read the session's SQL settings when a DataFrame is defined
 (Spark gives its planning worker none, PySpark 4.0 to 4.3), so inference uses Spark's defaults for
-``spark.sql.caseSensitive`` (false) and ``spark.sql.timestampType`` (TIMESTAMP_LTZ); those matter only with
-inferTimestamp, which kwire does not take. The time zone is the ``timeZone`` option, else the machine's.
+``spark.sql.caseSensitive`` (false), ``spark.sql.timestampType`` (TIMESTAMP_LTZ) and ``spark.sql.timeType.enabled``
+(false); the last two matter only with inferTimestamp. The time zone is the ``timeZone`` option, else the machine's.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from spark_kwire.formats.errors import SchemaError
 from spark_kwire.spark.errors import KwireOptionError, KwireSchemaError
-from spark_kwire.spark.typed.options import DEFAULT_CORRUPT_COLUMN, SideSpec, TypedOptions
+from spark_kwire.spark.options.payloads import DEFAULT_CORRUPT_COLUMN, SideSpec, TypedOptions
 
 __all__ = ["inferred_schema", "with_recorded_version", "record_first_version", "duplicate_names",
            "inference_options"]
@@ -66,13 +66,14 @@ def duplicate_names(t: pa.DataType, path: str = "") -> list[str]:
     return found
 
 
-def inferred_schema(spec: SideSpec, typed: TypedOptions, options, recorded: dict[str, str]) -> tuple[str, str]:
-    """(StructType JSON text, where it came from) of a JSON side with no schema given."""
+def inferred_schema(spec: SideSpec, typed: TypedOptions, options, recorded: dict[str, str],
+                    sample=None) -> tuple[str, str]:
+    """(StructType JSON text, where it came from) of a JSON side with no schema given; ``sample`` (``options``,
+    side, ``records_per_partition=``, ``timeout_ms=``) gives the payloads to infer from (the reading layer's
+    ``reading.sampling.sample_values``)."""
     from spark_kwire.formats.json.inference.infer import JsonInferenceError, infer_schema
     from spark_kwire.formats.json.inference.render import spark_ddl, spark_json
-    from spark_kwire.spark.typed.plain_json.sampling import (
-        DEFAULT_SAMPLING_RECORDS, DEFAULT_SAMPLING_TIMEOUT_MS, sample_values
-    )
+    from spark_kwire.spark.options.inference import DEFAULT_SAMPLING_RECORDS, DEFAULT_SAMPLING_TIMEOUT_MS
     from spark_kwire.spark.typed.plain_json.sides import session_time_zone
 
     if spec.side in recorded:
@@ -80,11 +81,11 @@ def inferred_schema(spec: SideSpec, typed: TypedOptions, options, recorded: dict
 
         where = f"{versions_dir(typed.evolution.location)}/{typed.evolution.version}"
         return recorded[spec.side], f"the schema recorded in {where} (schemaLocation)"
-    if options is None:
+    if options is None or sample is None:
         raise KwireOptionError(f"{spec.option('format')}=json needs the schema of the JSON in "
                                f"'{spec.option('schema')}' here: there is no topic to infer it from.")
     records, timeout_ms = typed.sampling or (DEFAULT_SAMPLING_RECORDS, DEFAULT_SAMPLING_TIMEOUT_MS)
-    values = sample_values(options, spec.side, records_per_partition=records, timeout_ms=timeout_ms)
+    values = sample(options, spec.side, records_per_partition=records, timeout_ms=timeout_ms)
     what = f"the {spec.side}s of {options.subscription.describe()}"
     give = (f"give the schema in '{spec.option('schema')}' (a Spark DDL string such as 'id BIGINT, name STRING', "
             f"or a StructType's JSON)")
@@ -118,7 +119,8 @@ def record_first_version(typed: TypedOptions) -> TypedOptions:
     evolution = typed.evolution
     if evolution is None or evolution.location is None:
         return typed
-    schemas = {r.spec.side: r.schema for r in typed.resolved if r.spec.format == "json" and r.spec.schema is None}
+    schemas = {r.spec.side: r.schema for r in typed.resolved
+               if r.spec.payload.capabilities.infers_schema and r.spec.schema is None}
     found = latest(evolution.location)
     if found is not None and all(side in found[1] and json.loads(found[1][side]) == json.loads(text)
                                  for side, text in schemas.items()):

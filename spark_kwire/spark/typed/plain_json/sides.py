@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from spark_kwire.formats.errors import DecodeError
 from spark_kwire.spark.errors import KwireRecordDecodeError
-from spark_kwire.spark.typed.options import DEFAULT_CORRUPT_COLUMN, TypedOptions
+from spark_kwire.spark.options.payloads import DEFAULT_CORRUPT_COLUMN, TypedOptions
 from spark_kwire.spark.typed.spark_types import conform, expected_arrow_type
 
 __all__ = ["json_options", "session_time_zone", "JsonSideDecoder"]

@@ -7,12 +7,12 @@ from typing import Callable
 
 import numpy as np
 
-from . import kernels as _kernels
-from .columns.output import OutputColumns
-from .errors import DecodeError
-from .vm.codes import message
-from .vm.rows import ROWS_FULL, ROWS_STOPPED
-from .vm.slots import ROOM_SCRATCH
+from .. import kernels as _kernels
+from ..columns.output import OutputColumns
+from ..errors import DecodeError
+from ..vm.codes import message
+from ..vm.rows import ROWS_FULL, ROWS_STOPPED
+from ..vm.slots import ROOM_SCRATCH
 
 
 def run_decode(call: Callable[[int], tuple[int, int]], columns: OutputColumns, out: np.ndarray,

@@ -1,5 +1,6 @@
 """``timestampFormat`` / ``dateFormat`` patterns (Java's ``DateTimeFormatter`` letters, as Spark 3+ reads them) as
-the small programs ``vm_pattern.py`` parses text with.
+the small programs the JSON kernels read text with (``json/kernels/pattern.py``) and write it with
+(``kernels/encode.py``).
 
 Read as Spark does: letters compared case-insensitively, ``y`` the proleptic year (``yy`` two digits from 2000),
 ``S`` runs taking one up to that many digits, the whole text consumed, dates checked strictly (no 30 February).
@@ -12,6 +13,8 @@ names or ids, week fields, eras, day of year...) is refused with :class:`SchemaE
 from __future__ import annotations
 
 import re
+
+import numpy as np
 
 from ..errors import SchemaError
 
@@ -45,6 +48,13 @@ OFF_MINUTES = 2  # minutes required
 OFF_MINUTES_OPT = 4
 OFF_SECONDS = 8
 OFF_SECONDS_OPT = 16
+# month names (MMM, MMMM), lower case, each padded to 9 bytes (the kernels compare them against the text in any case)
+_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december"]
+MONTH_NAMES = np.array([list(n.ljust(9, " ").encode()) for n in _NAMES], dtype=np.int64)
+MONTH_LENGTHS = np.array([len(n) for n in _NAMES], dtype=np.int64)
+MAX_OPTIONAL = 8  # optional sections open at once
+FIELDS_SIZE = FIELD_WORDS * (MAX_OPTIONAL + 1) + MAX_OPTIONAL  # what ``fields`` must hold
 
 _OFFSETS = {  # letter run: (style bits, zero as Z)
     "X": (OFF_MINUTES_OPT, 1), "XX": (OFF_MINUTES, 1), "XXX": (OFF_COLON | OFF_MINUTES, 1),

@@ -10,7 +10,7 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
-from .vm.codes import E_OK, message
+from ..vm.codes import E_OK, message
 
 FAILFAST = "FAILFAST"
 PERMISSIVE = "PERMISSIVE"

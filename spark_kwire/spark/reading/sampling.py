@@ -37,7 +37,7 @@ from spark_kwire.spark.errors import KwireOptionError
 from spark_kwire.spark.options.parsing import ReadOptions
 from spark_kwire.spark.reading.planner import OffsetRange, format_tps, resolve_bound, resolve_topic_partitions
 from spark_kwire.spark.shared_client import shared_client
-from spark_kwire.spark.typed.plain_json.evolution import DEFAULT_SAMPLING_RECORDS, DEFAULT_SAMPLING_TIMEOUT_MS
+from spark_kwire.spark.options.inference import DEFAULT_SAMPLING_RECORDS, DEFAULT_SAMPLING_TIMEOUT_MS
 
 __all__ = ["sample_values", "sampling_ranges", "DEFAULT_SAMPLING_RECORDS",
            "DEFAULT_SAMPLING_TIMEOUT_MS"]

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from ...json_schema.kernels.encode import write_decimal_int, write_word
-from ...json_schema.kernels.text import number_as_double
+from .write import write_decimal_int, write_word
+from .text import number_as_double
 
 
 def number_digits(text, s, e, dig):

@@ -1,7 +1,7 @@
 """The JSON encoding interpreter, one kernel for both JSON formats: ``json_encode_rows`` walks any Arrow type's rows
 (objects, arrays and maps as frames on ``stack``) as the program of JSON Schema (``json_schema/encode_program.py``)
-or of plain JSON (``encode_program.py``) says, writing leaves with JSON Schema's writers (``json_schema/
-vm_encode.py``) or with ``to_json``'s (Jackson's generator with Spark's writers): strings escaped as Jackson
+or of plain JSON (``json/encode_program.py``) says, in ``tables.py``'s layout, writing leaves with JSON Schema's
+writers (``write.py``) or with ``to_json``'s (Jackson's generator with Spark's writers): strings escaped as Jackson
 escapes them, doubles and floats as Java prints them (``1.0E10``, ``0.001``, ``"NaN"``), decimals as
 ``BigDecimal.toString`` (``1E-7``), dates ``yyyy-MM-dd`` and timestamps ``yyyy-MM-dd'T'HH:mm:ss.SSSXXX`` in the
 writing time zone, or the patterns given. Null handling is the program's: a property whose value may not be null
@@ -13,24 +13,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...json_schema.encode_program import (
-    EP_NAME, EP_NAME_LEN, EP_REQUIRED, EP_VALUE, EV_COUNT, EV_NODE, EV_NULLABLE, EV_OP, EV_SUB, W_ARRAY, W_BIG_DECIMAL,
-    W_DATE_TEXT, W_JACKSON_STRING, W_JAVA_DOUBLE, W_JAVA_FLOAT, W_LOCAL_TIMESTAMP_TEXT, W_MAP, W_OBJECT,
-    W_TIMESTAMP_TEXT
-)
-from ...json_schema.kernels.encode import (
-    civil, put_byte, write_decimal_int, write_escaped_hex, write_leaf, write_padded, write_word
-)
 from ...vm.bytes_out import write_bytes
 from ...vm.codes import E_DEPTH, E_NULL, E_OK, E_OVERFLOW
 from ...vm.rows import GO_ON, ROWS_DONE, close_encoded_row, is_null, open_encoded_row
 from ...vm.slots import S_BASE, S_DATA_BASE
 from ..patterns import (
-    F_DAY, F_HOUR, F_HOUR12, F_MICROS, F_MINUTE, F_MONTH, F_OFFSET, F_PM, F_SECOND, F_YEAR, F_YEAR2, OFF_COLON,
-    OFF_MINUTES, OFF_MINUTES_OPT, P_AMPM, P_FRAC, P_LIT, P_MONTH_NAME, P_NUM, P_OFFSET
+    F_DAY, F_HOUR, F_HOUR12, F_MICROS, F_MINUTE, F_MONTH, F_OFFSET, F_PM, F_SECOND, F_YEAR, F_YEAR2, MONTH_LENGTHS,
+    MONTH_NAMES, OFF_COLON, OFF_MINUTES, OFF_MINUTES_OPT, P_AMPM, P_FRAC, P_LIT, P_MONTH_NAME, P_NUM, P_OFFSET
+)
+from ..tables import (
+    EP_NAME, EP_NAME_LEN, EP_REQUIRED, EP_VALUE, EV_COUNT, EV_NODE, EV_NULLABLE, EV_OP, EV_SUB, W_ARRAY, W_BIG_DECIMAL,
+    W_DATE_TEXT, W_JACKSON_STRING, W_JAVA_DOUBLE, W_JAVA_FLOAT, W_LOCAL_TIMESTAMP_TEXT, W_MAP, W_OBJECT,
+    W_TIMESTAMP_TEXT
 )
 from .numbers import write_java_number, write_scientific
-from .pattern import MONTH_LENGTHS, MONTH_NAMES
+from .write import civil, put_byte, write_decimal_int, write_escaped_hex, write_leaf, write_padded, write_word
 
 HEX_UPPER = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)
 JE_VAL = 0

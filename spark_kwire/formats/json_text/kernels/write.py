@@ -14,7 +14,7 @@ import numpy as np
 from ...vm.bytes_out import write_bytes
 from ...vm.codes import E_OK, E_OVERFLOW, E_TRAILING, E_VALUE_RANGE
 from ...vm.slots import S_BASE, S_DATA_BASE
-from ..encode_program import W_BASE64, W_BOOL, W_DATE, W_INT32, W_INT64, W_RAW, W_STRING, W_TEXT, W_TIMESTAMP
+from ..tables import W_BASE64, W_BOOL, W_DATE, W_INT32, W_INT64, W_RAW, W_STRING, W_TEXT, W_TIMESTAMP
 from .text import skip_value
 
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)

@@ -15,25 +15,23 @@ what a stream does with top-level fields the schema does not have (``schemaEvolu
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from spark_kwire.spark.errors import KwireOptionError
-from spark_kwire.spark.options.values import parse_positive_int
+from spark_kwire.spark.options.names import BY_KEY, INFERRED_JSON_SIDE
+from spark_kwire.spark.options.rules import given, needing, value
+from spark_kwire.spark.options.values import EVOLUTION_MODES as MODES
 
 __all__ = ["Evolution", "MODES", "ADD_NEW_COLUMNS", "RESCUE", "FAIL_ON_NEW_COLUMNS", "NONE", "DEFAULT_RESCUED_COLUMN",
            "parse_evolution", "parse_sampling", "refuse_without_json", "DEFAULT_SAMPLING_RECORDS",
            "DEFAULT_SAMPLING_TIMEOUT_MS"]
 
-ADD_NEW_COLUMNS, RESCUE, FAIL_ON_NEW_COLUMNS, NONE = "addNewColumns", "rescue", "failOnNewColumns", "none"
-MODES = (ADD_NEW_COLUMNS, RESCUE, FAIL_ON_NEW_COLUMNS, NONE)
+ADD_NEW_COLUMNS, RESCUE, FAIL_ON_NEW_COLUMNS, NONE = MODES
 DEFAULT_RESCUED_COLUMN = "_rescued_data"
-DEFAULT_SAMPLING_RECORDS = 1_000
-DEFAULT_SAMPLING_TIMEOUT_MS = 30_000
-_NAMES = ("samplingRecords", "samplingTimeoutMs", "schemaLocation", "schemaEvolutionMode")
-_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+DEFAULT_SAMPLING_RECORDS = BY_KEY["samplingrecords"].default
+DEFAULT_SAMPLING_TIMEOUT_MS = BY_KEY["samplingtimeoutms"].default
+_RESCUED_OPTION = BY_KEY["rescueddatacolumn"].name  # the JSON options given are (documented name, value) pairs
 
 
 @dataclass(frozen=True)
@@ -52,73 +50,45 @@ class Evolution:
 
 def refuse_without_json(opts: Mapping[str, Any]) -> None:
     """These options shape a plain JSON side's inferred schema: refused when no side is JSON."""
-    for name in _NAMES:
-        if name.lower() in opts:
-            raise KwireOptionError(f"Option '{name}' applies to plain JSON read with no schema: set 'valueFormat' (or "
-                                   f"'keyFormat') to json and leave out 'valueSchema' ('keySchema').")
+    for option in needing(INFERRED_JSON_SIDE):
+        if given(opts, option.name):
+            raise KwireOptionError(f"Option '{option.name}' applies to plain JSON read with no schema: set "
+                                   f"'valueFormat' (or 'keyFormat') to json and leave out 'valueSchema' ('keySchema').")
 
 
 def parse_sampling(opts: Mapping[str, Any], sides) -> tuple[int, int]:
     """(records per partition, time bound in ms) of the inference at load()."""
-    inferred = [s for s in sides if s.format == "json" and s.schema is None]
+    inferred = [s for s in sides if s.payload.capabilities.infers_schema and s.schema is None]
     if not inferred:
-        for name in _NAMES[:2]:
-            if name.lower() in opts:
+        for name in ("samplingRecords", "samplingTimeoutMs"):  # the evolution's options are judged below
+            if given(opts, name):
                 _refuse_with_schemas(name, sides)
-    return (parse_positive_int(opts, "samplingRecords", DEFAULT_SAMPLING_RECORDS),
-            parse_positive_int(opts, "samplingTimeoutMs", DEFAULT_SAMPLING_TIMEOUT_MS))
+    return value(opts, "samplingRecords"), value(opts, "samplingTimeoutMs")
 
 
 def _refuse_with_schemas(name: str, sides) -> None:
-    json_sides = [s for s in sides if s.format == "json"]
+    json_sides = [s for s in sides if s.payload.capabilities.infers_schema]
     if not json_sides:
         refuse_without_json({name.lower(): ""})
-    given = " and ".join(f"'{s.option('schema')}'" for s in json_sides)
-    raise KwireOptionError(f"Option '{name}' applies to a plain JSON side whose schema is inferred; {given} gives "
+    schemas = " and ".join(f"'{s.option('schema')}'" for s in json_sides)
+    raise KwireOptionError(f"Option '{name}' applies to a plain JSON side whose schema is inferred; {schemas} gives "
                            f"the schema. Drop one of them.")
-
-
-def _mode(opts: Mapping[str, Any]) -> str | None:
-    raw = opts.get("schemaevolutionmode")
-    if raw is None:
-        return None
-    by_lower = {m.lower(): m for m in MODES}
-    mode = by_lower.get(str(raw).strip().lower())
-    if mode is None:
-        raise KwireOptionError(f"Option 'schemaEvolutionMode' must be one of {', '.join(MODES)} (Auto Loader's "
-                               f"values), got {raw!r}.")
-    return mode
-
-
-def _location(raw: Any) -> str:
-    text = str(raw).strip()
-    if text.lower().startswith("file:"):
-        text = re.sub(r"^file:(//)?", "", text, flags=re.I)
-    elif _URI.match(text):
-        raise KwireOptionError(
-            f"Option 'schemaLocation' must be a directory kwire can write with plain file operations: an absolute "
-            f"local path or a mounted one (e.g. /dbfs/..., /Volumes/..., an NFS mount) seen at the same path by the "
-            f"driver and the executors; {raw!r} is a URI kwire cannot write.")
-    if not os.path.isabs(text):
-        raise KwireOptionError(f"Option 'schemaLocation' must be an absolute path (the executors record new schema "
-                               f"versions there, from their own working directories), got {raw!r}.")
-    return os.path.normpath(text)
 
 
 def parse_evolution(opts: Mapping[str, Any], sides, json_given: tuple) -> tuple[Evolution | None, tuple]:
     """(the stream's Evolution or None, the JSON options with the rescued-data column rescue mode implies)."""
-    mode, raw_location = _mode(opts), opts.get("schemalocation")
-    if mode is None and raw_location is None:
+    mode = value(opts, "schemaEvolutionMode")
+    if mode is None and not given(opts, "schemaLocation"):
         return None, json_given
-    json_sides = [s for s in sides if s.format == "json"]
+    json_sides = [s for s in sides if s.payload.capabilities.evolves_schema]
     if not json_sides:
         refuse_without_json(opts)
     inferred = [s for s in json_sides if s.schema is None]
     location = None
-    if raw_location is not None:
+    if given(opts, "schemaLocation"):
         if len(inferred) < len(json_sides):
             _refuse_with_schemas("schemaLocation", [s for s in json_sides if s.schema is not None])
-        location = _location(raw_location)
+        location = value(opts, "schemaLocation")
     mode = mode or (ADD_NEW_COLUMNS if location else NONE)
     if mode in (ADD_NEW_COLUMNS, FAIL_ON_NEW_COLUMNS) and location is None:
         raise KwireOptionError(
@@ -126,6 +96,6 @@ def parse_evolution(opts: Mapping[str, Any], sides, json_given: tuple) -> tuple[
             f"(a directory where the inferred schema's versions are kept). Without one, a stream's schema is "
             f"inferred when it starts and stays fixed: schemaEvolutionMode=rescue keeps new fields in the "
             f"rescued-data column, none (the default) drops them.")
-    if mode == RESCUE and not any(name.lower() == "rescueddatacolumn" for name, _ in json_given):
-        json_given = (*json_given, ("rescuedDataColumn", DEFAULT_RESCUED_COLUMN))
+    if mode == RESCUE and not any(name == _RESCUED_OPTION for name, _ in json_given):
+        json_given = (*json_given, (_RESCUED_OPTION, DEFAULT_RESCUED_COLUMN))
     return Evolution(mode, location), json_given

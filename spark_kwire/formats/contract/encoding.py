@@ -8,13 +8,13 @@ from typing import Callable
 import numpy as np
 import pyarrow as pa
 
-from . import kernels as _kernels
-from .columns.output import Layout
-from .errors import EncodeError
-from .columns.input import InputColumns, canonical_type
+from .. import kernels as _kernels
+from ..columns.output import Layout
+from ..errors import EncodeError
+from ..columns.input import InputColumns, canonical_type
 from .results import FAILFAST, EncodeResult, binary_column, check_mode
-from .vm.codes import E_OK, message
-from .vm.rows import ROWS_FULL, ROWS_STOPPED
+from ..vm.codes import E_OK, message
+from ..vm.rows import ROWS_FULL, ROWS_STOPPED
 
 # (start row, output buffer) -> (next row, outcome), as vm/rows.py says: done, the buffer is full, stopped on an error
 RowsRunner = Callable[[int, np.ndarray], tuple[int, int]]
