@@ -80,7 +80,7 @@ $(VENV_STAMP): pyproject.toml | system-packages
 	touch $@
 
 jars: $(JARS_STAMP)
-$(JARS_STAMP): jars/pom.xml jars/kafka/pom.xml jars/spark-kafka/pom.xml jars/spark-avro/pom.xml
+$(JARS_STAMP): jars/pom.xml jars/kafka/pom.xml jars/spark-kafka/pom.xml jars/spark-kafka-4.2/pom.xml jars/spark-avro/pom.xml
 	mvn -q -B -f jars/pom.xml dependency:copy-dependencies
 	touch $@
 

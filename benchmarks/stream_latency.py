@@ -1,7 +1,7 @@
 """End-to-end latency of Kafka -> Spark -> Kafka streams, and what each micro-batch costs, per pipeline and release.
 
     python benchmarks/stream_latency.py [--rates 500,5000] [--warmup 10] [--seconds 30]
-        [--pipeline kwire@.venv --pipeline kafka@.venv-spark-4.0 --pipeline null@.venv ...] [--bootstrap HOST:PORT]
+        [--pipeline kafka@.venv-spark-4.2 --pipeline kwire:kafka@.venv-spark-4.2 ...] [--bootstrap HOST:PORT]
         [--trace]
 
 A pipeline is ``source:sink@virtualenv[@checkout]`` (``kind@virtualenv`` for ``kind:kind``), readStream ->
@@ -9,8 +9,12 @@ select(key, value) -> writeStream; ``@checkout`` runs the kwire of another check
 ``spark_kwire``, e.g. a ``git worktree`` of another revision) instead of this one, so that two revisions run
 side by side in one invocation (``--pipeline kwire@.venv@/tmp/before --pipeline kwire@.venv``). Sources:
 
-* ``kwire``: format("kwire");
-* ``kafka``: Spark's built-in connector (its stream runs on PySpark 4.0.x here, with the 4.0.0 jars);
+* ``kwire``: format("kwire") with its default options (streamReadMode=auto);
+* ``kwire-tasks``, ``kwire-driver``: format("kwire") with streamReadMode=tasks (read by Spark tasks) or driver (read
+  in the driver's source process);
+* ``kafka``: Spark's built-in connector, the release's own: a virtualenv of PySpark X.Y gets the jars of
+  ``jars/spark-kafka-X.Y`` when that folder has them (4.2: connector 4.2.0, `make jars`), else ``jars/spark-kafka``
+  (4.0.0, whose stream runs on PySpark 4.0.x only);
 * ``null``: a do-nothing Python stream source (null_source.py) offering rows at the same rate, read by tasks;
   with the ``null`` sink (null_sink.py), Spark's own cost per micro-batch for a Python source and sink: the floor
   under any Python connector.
@@ -54,12 +58,14 @@ sys.path.insert(0, str(HERE))
 
 PARTITIONS = 4
 PHASES = ("triggerExecution", "latestOffset", "queryPlanning", "walCommit", "addBatch", "commitOffsets", "getBatch")
-DEFAULT_PIPELINES = ["kwire@.venv", "kwire@.venv-spark-4.0", "kafka@.venv-spark-4.0", "null@.venv",
-                     "null@.venv-spark-4.0"]
+# Issue 45's comparison: Spark's built-in on its own release (PySpark 4.2.1, connector 4.2.0), then kwire's source in
+# each read mode into the built-in's (JVM) sink, then kwire at both ends.
+DEFAULT_PIPELINES = ["kafka@.venv-spark-4.2", "kwire:kafka@.venv-spark-4.2", "kwire-tasks:kafka@.venv-spark-4.2",
+                     "kwire@.venv-spark-4.2"]
 
 
 # -- the child: one Spark session, one query per rate, driven by lines on stdin -----------------------------
-SOURCES = ("kwire", "kafka", "null")
+SOURCES = ("kwire", "kwire-tasks", "kwire-driver", "kafka", "null")
 SINKS = ("kwire", "kafka", "null", "foreachbatch")
 
 
@@ -102,7 +108,10 @@ def _source(spark, kind: str, bootstrap: str, rate: float, topic: str):
     if kind == "null":  # rows shaped as a Kafka source's, values about as long as the send times below
         return (spark.readStream.format("null_source").option("rate", rate).option("partitions", 1)
                 .option("columns", "kafka").option("value_bytes", 18).load().select("key", "value"))
-    return (spark.readStream.format(kind).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+    reader = spark.readStream.format("kwire" if kind.startswith("kwire") else kind)
+    if kind.startswith("kwire-"):
+        reader = reader.option("streamReadMode", kind.split("-", 1)[1])
+    return (reader.option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
             .option("startingOffsets", "earliest").load().select("key", "value"))
 
 
@@ -139,7 +148,7 @@ class Pipeline:
         if not (self.checkout / "spark_kwire").is_dir():
             raise SystemExit(f"--pipeline {spec!r}: {self.checkout} holds no spark_kwire")
         self.source, _, self.sink = kinds.partition(":")
-        self.sink = self.sink or self.source
+        self.sink = self.sink or self.source.split("-")[0]  # kwire-tasks@venv: kwire-tasks:kwire
         if self.source not in SOURCES or self.sink not in SINKS or not venv:
             raise SystemExit(f"--pipeline {spec!r}: expected source[:sink]@virtualenv[@checkout], sources "
                              f"{', '.join(SOURCES)}, sinks {', '.join(SINKS)}")
@@ -162,6 +171,9 @@ class Child:
         paths = [str(pipeline.checkout), str(HERE)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
                                                        if p]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYSPARK_PYTHON": pipeline.python}
+        connector = REPO / "jars" / f"spark-kafka-{'.'.join(pipeline.release.split('.')[:2])}" / "target" / "lib"
+        if connector.is_dir():  # Spark's built-in connector of this release (its stream needs its own release's)
+            env["KWIRE_SPARK_KAFKA_LIB"] = str(connector)
         if trace:
             env["PYTHONPATH"] = os.pathsep.join([str(HERE / "batch_trace"), env["PYTHONPATH"]])
             env["KWIRE_BATCH_TRACE"] = trace

@@ -12,8 +12,8 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 
-__all__ = ["Capability", "ARROW_STREAM_WRITER", "FILTER_PUSHDOWN", "READ_LIMIT_API", "TIME_TYPE", "PIPELINES", "ALL",
-           "summary"]
+__all__ = ["Capability", "ARROW_STREAM_WRITER", "FILTER_PUSHDOWN", "READ_LIMIT_API", "SIMPLE_READER_SKIPS_IDLE_POLLS",
+           "TIME_TYPE", "PIPELINES", "ALL", "summary"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,20 @@ READ_LIMIT_API = Capability(
                             "as a single batch",
 )
 
+#: Spark's wrapper of a `SimpleDataSourceStreamReader` (the driver's read mode) keeps no entry for a poll that found
+#: nothing (`_SimpleStreamReaderWrapper.add_result_to_cache`, which also raises
+#: SIMPLE_STREAM_READER_OFFSET_DID_NOT_ADVANCE). Earlier patch releases kept one per idle poll until the next
+#: micro-batch's commit: a stream idle for an hour grew the driver's source process by hundreds of MB.
+SIMPLE_READER_SKIPS_IDLE_POLLS = Capability(
+    name="a simple stream reader that keeps no idle poll (SIMPLE_STREAM_READER_OFFSET_DID_NOT_ADVANCE check)",
+    since="PySpark 4.0.5, 4.1.4 and 4.2",
+    available=_has("pyspark.sql.datasource_internal", "_SimpleStreamReaderWrapper")
+    and hasattr(importlib.import_module("pyspark.sql.datasource_internal")._SimpleStreamReaderWrapper,
+                "add_result_to_cache"),
+    what_kwire_does_without="streamReadMode=auto reads streams with tasks; streamReadMode=driver works, and the "
+                            "driver's memory grows while the topics are idle",
+)
+
 #: Spark's TIME type in general use (Spark 4.2: its functions, e.g. time_to_micros, are there; Spark 4.1 has the
 #: type as a preview that to_json and most functions refuse). Avro's time-micros then reads as TIME, as spark-avro's
 #: from_avro reads it from Spark 4.2 on (SPARK-54473).
@@ -87,7 +101,7 @@ PIPELINES = Capability(
                             "views work on every release; pipelines need Spark 4.1 or later",
 )
 
-ALL = (ARROW_STREAM_WRITER, FILTER_PUSHDOWN, READ_LIMIT_API, TIME_TYPE, PIPELINES)
+ALL = (ARROW_STREAM_WRITER, FILTER_PUSHDOWN, READ_LIMIT_API, SIMPLE_READER_SKIPS_IDLE_POLLS, TIME_TYPE, PIPELINES)
 
 
 def summary() -> dict[str, bool]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from pyspark.errors import PySparkNotImplementedError
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
@@ -30,6 +31,10 @@ def _called_from(worker_file: str) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+# The PySpark module of the driver's long-lived source process (the one that asks a Python source for offsets).
+_SOURCE_PROCESS = "python_streaming_source_runner.py"
 
 
 def stream_reader_class():
@@ -148,15 +153,37 @@ class KwireDataSource(DataSource):
         return reader_class(self._read_options(streaming=False))
 
     def streamReader(self, schema: StructType):
+        from spark_kwire.spark.reading.stream_mode import choose_read_mode
+
         try:
             check_options_given(self.options)
             self._check_schema(schema)
             options = self._read_options(streaming=True)
+            # Spark's driver-side source process asks once per query and takes the driver's reader if this raises
+            # PySparkNotImplementedError; its planning worker asks too, and gets the tasks' reader, which reads
+            # the batches of both modes (stream_mode.py).
+            choice = choose_read_mode(options, in_source_process=_called_from(_SOURCE_PROCESS))
         except Exception as error:
             # Raised here, Spark's streaming worker reports "UnboundLocalError: ... 'reader'" instead of
             # the message (PySpark 4.0 to 4.3); raised from the reader's first call, the user reads it.
             return RefusingStreamReader(error)
+        if choice.mode == "driver":
+            self._driver_read = (options, choice)
+            raise PySparkNotImplementedError(errorClass="NOT_IMPLEMENTED",
+                                             messageParameters={"feature": "streamReader (kwire reads on the driver)"})
         return stream_reader_class()(options)
+
+    def simpleStreamReader(self, schema: StructType):
+        """The driver's read mode (stream_driver.py): Spark asks for it only when streamReader() declined."""
+        from spark_kwire.spark.reading.stream_driver import driver_stream_reader_class
+        from spark_kwire.spark.reading.stream_mode import ModeChoice
+
+        chosen = getattr(self, "_driver_read", None)
+        if chosen is None:
+            self._check_schema(schema)
+            options = self._read_options(streaming=True)
+            chosen = (options, ModeChoice("driver", options.stream_read_mode))
+        return driver_stream_reader_class()(*chosen)
 
     def _write_options(self, schema: StructType, overwrite: bool, *, streaming: bool,
                        commit_only: bool = False) -> WriteOptions:

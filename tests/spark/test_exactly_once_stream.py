@@ -14,14 +14,15 @@ from spark_kwire.spark.capabilities import READ_LIMIT_API
 from tests.spark.test_exactly_once_write import _consume
 
 
-def _run_available_now(spark, bootstrap, source, sink, checkpoint, **options):
+def _run_available_now(spark, bootstrap, source, sink, checkpoint, read_mode="auto", **options):
     """Runs the stream until everything in `source` is written, in micro-batches of at most 700 offsets: with
     Trigger.AvailableNow where Spark gives Python sources the ReadLimit API (4.2+); before that, where such a
     run reads one capped batch (docs/streaming.md, AvailableNow before Spark 4.2), as its workaround does: a
-    processing-time trigger, processAllAvailable(), stop()."""
+    processing-time trigger, processAllAvailable(), stop(). `read_mode` is the source's streamReadMode."""
     stream = (spark.readStream.format("kwire").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", source).option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "700")
-              .load().select("key", F.concat(F.lit("out-"), F.col("value").cast("string")).alias("value")))
+              .option("streamReadMode", read_mode).load()
+              .select("key", F.concat(F.lit("out-"), F.col("value").cast("string")).alias("value")))
     writer = (stream.writeStream.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("topic", sink)
               .option("checkpointLocation", checkpoint).option("deliveryGuarantee", "exactly-once"))
     for key, value in options.items():
@@ -39,39 +40,56 @@ def _run_available_now(spark, bootstrap, source, sink, checkpoint, **options):
     return query
 
 
+def _check_read_mode(query, read_mode):
+    """The source read where `read_mode` says (auto: on the driver where Spark has the read-limit API, 4.2+):
+    Spark asks a driver-mode source for no latest offsets, and reports the tasks' reader's on 4.2+."""
+    on_driver = read_mode == "driver" or (read_mode == "auto" and READ_LIMIT_API)
+    latest = [p["sources"][0]["latestOffset"] for p in query.recentProgress if p["numInputRows"]]
+    if on_driver:
+        assert all(offset in (None, "null") for offset in latest), f"not read on the driver: {latest}"
+    elif READ_LIMIT_API:
+        assert any(offset not in (None, "null") for offset in latest), f"not read by tasks: {latest}"
+
+
 def _fill(produce, topic, n, partitions):
     produce(topic, [(f"k{i}".encode(), f"in-{i}".encode(), None, None, i % partitions) for i in range(n)])
 
 
+@pytest.mark.parametrize("read_mode", ["auto", "tasks", "driver"])
 def test_stream_writes_each_record_once_for_read_committed_readers(spark, bootstrap, create_topic, produce,
-                                                                   tmp_path):
+                                                                   tmp_path, read_mode):
     source, sink = (f"eos-stream-{kind}-{uuid.uuid4().hex[:6]}" for kind in ("in", "out"))
     create_topic(source, partitions=3)
     create_topic(sink, partitions=2)
     _fill(produce, source, 3000, 3)
-    query = _run_available_now(spark, bootstrap, source, sink, str(tmp_path / "cp"))
+    query = _run_available_now(spark, bootstrap, source, sink, str(tmp_path / "cp"), read_mode)
+    _check_read_mode(query, read_mode)
     assert len(query.recentProgress) >= 2, "maxOffsetsPerTrigger should have cut several micro-batches"
     got = _consume(bootstrap, sink, 2, isolation="read_committed", expected=3000)
     assert sorted(got) == sorted(f"out-in-{i}".encode() for i in range(3000))
 
 
+@pytest.mark.parametrize("read_mode", ["tasks", "driver"])
 def test_micro_batch_replayed_after_its_kafka_commit_is_not_written_twice(spark, bootstrap, create_topic, produce,
-                                                                          tmp_path):
+                                                                          tmp_path, read_mode):
     """The crash between the Kafka commit and Spark's commit log, made deterministic: the last micro-batch's
-    entry in the commit log is removed, so the restarted query runs that micro-batch again."""
+    entry in the commit log is removed, so the restarted query runs that micro-batch again (a driver-mode batch
+    replayed is read by a task: stream_mode.py)."""
     source, sink = (f"eos-replay-{kind}-{uuid.uuid4().hex[:6]}" for kind in ("in", "out"))
     create_topic(source, partitions=2)
     create_topic(sink, partitions=2)
     _fill(produce, source, 1000, 2)
     checkpoint = str(tmp_path / "cp")
     prefix = f"eos-replay-{uuid.uuid4().hex[:6]}"
-    _run_available_now(spark, bootstrap, source, sink, checkpoint, transactionalIdPrefix=prefix)
+    # (checked on the first run only: Spark asks no latest offsets of a batch replayed after a restart either)
+    _check_read_mode(_run_available_now(spark, bootstrap, source, sink, checkpoint, read_mode,
+                                        transactionalIdPrefix=prefix), read_mode)
     commits = sorted(int(name) for name in os.listdir(os.path.join(checkpoint, "commits")) if name.isdigit())
     assert commits, "the first run committed no micro-batch"
     for name in (str(commits[-1]), f".{commits[-1]}.crc"):
         if os.path.exists(os.path.join(checkpoint, "commits", name)):
             os.remove(os.path.join(checkpoint, "commits", name))
-    _run_available_now(spark, bootstrap, source, sink, checkpoint, transactionalIdPrefix=prefix)
+    _run_available_now(spark, bootstrap, source, sink, checkpoint, read_mode, transactionalIdPrefix=prefix)
     assert str(commits[-1]) in os.listdir(os.path.join(checkpoint, "commits")), "the micro-batch was not replayed"
     got = _consume(bootstrap, sink, 2, isolation="read_committed", expected=1000)
     assert sorted(got) == sorted(f"out-in-{i}".encode() for i in range(1000))

@@ -188,6 +188,21 @@ def test_stream_only_options():
     assert parse({"startingOffsetsGroup": "g", "startingOffsets": "group"}, streaming=True).starting.group == "g"
 
 
+def test_stream_read_mode_is_a_stream_option_with_three_values():
+    assert parse(streaming=True).stream_read_mode == "auto"
+    for given, mode in (("tasks", "tasks"), (" Driver ", "driver"), ("AUTO", "auto")):
+        assert parse({"streamReadMode": given}, streaming=True).stream_read_mode == mode
+    assert parse({"streamReadMode": "tasks"}, streaming=None).stream_read_mode == "tasks"
+    with pytest.raises(KwireOptionError, match="'streamReadMode' must be 'auto', 'tasks' or 'driver', got 'executor'"):
+        parse({"streamReadMode": "executor"}, streaming=True)
+    with pytest.raises(KwireOptionError, match="'streamReadMode' does not apply to a kwire batch read: .*readStream"):
+        parse({"streamReadMode": "driver"})
+    for streaming in (False, True):
+        with pytest.raises(KwireOptionError, match="'streamReadMode' does not apply to a kwire .*write: it is a read"):
+            WriteOptions.parse({"kafka.bootstrap.servers": "h:1", "topic": "t", "streamReadMode": "driver"},
+                               streaming=streaming)
+
+
 def test_stream_admission_options_are_accepted_and_ignored_by_batch_reads_as_by_spark(caplog):
     o = parse({"maxOffsetsPerTrigger": "5", "minOffsetsPerTrigger": "2", "maxTriggerDelay": "1m"})
     assert o.ending.kind == "latest"

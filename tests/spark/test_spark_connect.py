@@ -180,9 +180,11 @@ CLIENT = textwrap.dedent('''
     lap("client registration")
 
     # 5. a capped stream into a memory sink, run until it has read everything there (processing-time: the
-    # trigger every release runs in capped batches; AvailableNow with a cap needs Spark 4.2, tested elsewhere).
+    # trigger every release runs in capped batches; AvailableNow with a cap needs Spark 4.2, tested elsewhere),
+    # read in the driver's source process (streamReadMode=driver, which auto picks only on 4.2+).
     query = (spark.readStream.format("kwire").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
-             .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", cfg["rows"] // 2 + 1).load()
+             .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", cfg["rows"] // 2 + 1)
+             .option("streamReadMode", "driver").load()
              .selectExpr("CAST(value AS STRING) AS value", "partition", "offset")
              .writeStream.format("memory").queryName(cfg["query"])
              .option("checkpointLocation", cfg["checkpoint"])

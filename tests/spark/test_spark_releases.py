@@ -82,22 +82,25 @@ def _wait_for(predicate, timeout: float, what: str) -> None:
         time.sleep(0.5)
 
 
-def test_processing_time_stream_stays_within_the_cap_also_after_a_restart(spark, bootstrap, written_topic,
-                                                                          tmp_path):
+def test_processing_time_stream_stays_within_the_cap_also_after_restarts_in_either_read_mode(
+        spark, bootstrap, written_topic, tmp_path):
+    """Read on the driver, restarted on the driver, then restarted with tasks: one checkpoint, every row once."""
     out, checkpoint = str(tmp_path / "out"), str(tmp_path / "checkpoint")
     sizes = []
 
-    def start():
-        return (_stream(spark, bootstrap, written_topic, maxOffsetsPerTrigger=CAP)
+    def start(mode):
+        return (_stream(spark, bootstrap, written_topic, maxOffsetsPerTrigger=CAP, streamReadMode=mode)
                 .writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
                 .trigger(processingTime="0 seconds").start())
 
-    query = start()
-    _wait_for(lambda: sum(_batch_sizes(query)) >= CAP or query.exception(), 180, "the first batch")
-    query.stop()
-    sizes += _batch_sizes(query)
-    # Restarted from the checkpoint: the first batch of the new run starts where the last one ended.
-    query = start()
+    for mode, rows in (("driver", CAP), ("driver", 2 * CAP)):
+        query = start(mode)
+        _wait_for(lambda: sum(sizes) + sum(_batch_sizes(query)) >= rows or query.exception(), 180, f"{rows} rows")
+        query.stop()
+        assert query.exception() is None
+        sizes += _batch_sizes(query)
+    # Each restart's first batch starts where the last one ended, in the other mode too.
+    query = start("tasks")
     _wait_for(lambda: sum(sizes) + sum(_batch_sizes(query)) >= ROWS or query.exception(), 180, "every row")
     query.processAllAvailable()
     query.stop()

@@ -116,22 +116,27 @@ def checkpoint(tmp_path):
 
 
 # -- exactly once across restarts -----------------------------------------------------------------------
+@pytest.mark.parametrize("modes", [("tasks",) * 4, ("driver", "tasks", "driver", "driver")],
+                         ids=["tasks", "driver-and-tasks"])
 def test_exactly_once_to_a_file_sink_across_restarts_while_a_producer_writes(
-        spark, bootstrap, create_topic, topic_name, tmp_path, checkpoint):
+        spark, bootstrap, create_topic, topic_name, tmp_path, checkpoint, modes):
+    """Stopped three times while a producer writes, and restarted in the read mode of `modes` each time (the two
+    modes share offsets and checkpoint)."""
     create_topic(topic_name, 3)
     out = str(tmp_path / "out")
     producer = ProducerThread(bootstrap, topic_name)
     producer.start()
+    runs = 0
 
     def run_query():
-        df = stream(spark, bootstrap, subscribe=topic_name, startingOffsets="earliest", maxOffsetsPerTrigger=3000)
+        df = stream(spark, bootstrap, subscribe=topic_name, startingOffsets="earliest", maxOffsetsPerTrigger=3000,
+                    streamReadMode=modes[runs])
         return (df.select(F.col("key").cast("string").alias("key"), F.col("value").cast("string").alias("value"),
                           "partition", "offset")
                 .writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
                 .outputMode("append").start())
 
     rng = random.Random(7)
-    runs = 0
     try:
         for _ in range(3):  # 3 runs stopped while the producer writes
             query = run_query()
@@ -162,6 +167,10 @@ def test_exactly_once_to_a_file_sink_across_restarts_while_a_producer_writes(
     assert all(r.lo == 0 and r.hi == r.n - 1 for r in per_partition)
     latest = admin.latest_offsets(bootstrap, topic_name)
     assert sum(latest.values()) == total
+    assert any(offsets_of(p["sources"][0]["endOffset"], topic_name) == latest for p in progress)
+    if modes[-1] == "driver":  # Spark asks a driver-mode source for no latest offsets to report
+        assert all(p["sources"][0]["latestOffset"] in (None, "null") for p in progress)
+        return
     # the progress reports the latest offsets next to the end offsets: how far behind the query is
     # (not for a batch replayed after a restart: Spark asks no latest offset for it)
     reported = 0
@@ -173,12 +182,12 @@ def test_exactly_once_to_a_file_sink_across_restarts_while_a_producer_writes(
             assert set(ends) == set(latests) == {0, 1, 2}
             assert all(latests[k] >= ends[k] for k in ends)
     assert reported > 0
-    assert any(offsets_of(p["sources"][0]["endOffset"], topic_name) == latest for p in progress)
 
 
 # -- admission control and AvailableNow -----------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["tasks", "driver"])
 def test_max_offsets_per_trigger_and_available_now_read_exactly_what_was_there_at_start(
-        spark, bootstrap, create_topic, topic_name, checkpoint):
+        spark, bootstrap, create_topic, topic_name, checkpoint, mode):
     create_topic(topic_name, 3)
     backlog = {0: 590, 1: 7, 2: 3}  # uneven, so that Spark's rounding of small shares matters
     for partition, size in backlog.items():
@@ -186,7 +195,8 @@ def test_max_offsets_per_trigger_and_available_now_read_exactly_what_was_there_a
     producer = ProducerThread(bootstrap, topic_name, paused=True)
     producer.start()
     name = sink_name(topic_name)
-    query = (stream(spark, bootstrap, subscribe=topic_name, startingOffsets="earliest", maxOffsetsPerTrigger=150)
+    query = (stream(spark, bootstrap, subscribe=topic_name, startingOffsets="earliest", maxOffsetsPerTrigger=150,
+                    streamReadMode=mode)
              .writeStream.format("memory").queryName(name).option("checkpointLocation", checkpoint)
              .trigger(availableNow=True).start())
     try:
@@ -206,7 +216,8 @@ def test_max_offsets_per_trigger_and_available_now_read_exactly_what_was_there_a
         expected_ends.append({p: position[(topic_name, p)] for p in backlog})
     assert [offsets_of(b["sources"][0]["endOffset"], topic_name) for b in batches] == expected_ends
     assert expected_ends[0] == {0: 147, 1: 1, 2: 1}  # 147.5 and 1.75 rounded down, 0.75 up: 149 of 150
-    assert offsets_of(batches[0]["sources"][0]["latestOffset"], topic_name) == backlog
+    if mode == "tasks":  # (Spark asks a driver-mode source for no latest offsets to report)
+        assert offsets_of(batches[0]["sources"][0]["latestOffset"], topic_name) == backlog
     got = spark.sql(f"select partition, offset from {name}").collect()
     assert sorted((r.partition, r.offset) for r in got) == sorted(
         (p, o) for p, size in backlog.items() for o in range(size))
@@ -315,13 +326,15 @@ def _describe_group(bootstrap, group) -> dict[tuple[str, int], tuple[int, int, i
     return result
 
 
-def test_commit_offsets_to_group_shows_in_consumer_group_command(spark, bootstrap, create_topic, topic_name, checkpoint):
+@pytest.mark.parametrize("mode", ["tasks", "driver"])
+def test_commit_offsets_to_group_shows_in_consumer_group_command(spark, bootstrap, create_topic, topic_name, checkpoint,
+                                                                    mode):
     create_topic(topic_name, 2)
     group = f"{topic_name}-group"
     produce(bootstrap, topic_name, [(None, b"x")] * 30, partition=0)
     produce(bootstrap, topic_name, [(None, b"y")] * 12, partition=1)
     query = (stream(spark, bootstrap, subscribe=topic_name, startingOffsets="earliest", commitOffsetsToGroup=group,
-                    maxOffsetsPerTrigger=21)
+                    maxOffsetsPerTrigger=21, streamReadMode=mode)
              .writeStream.format("noop").option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
     assert query.awaitTermination(120)
     assert query.exception() is None
@@ -355,6 +368,7 @@ def test_starting_offsets_group_resumes_from_committed_offsets(spark, bootstrap,
 
 # -- kwire -> transform -> kwire ------------------------------------------------------------------------
 def test_pipeline_kafka_to_kafka_with_headers(spark, bootstrap, create_topic, topic_name, checkpoint):
+    """Read on the driver (streamReadMode's default, auto, on this small stream with Spark 4.2+): headers there."""
     source, target = create_topic(f"{topic_name}-in", 3), create_topic(f"{topic_name}-out", 2)
     records = [(f"key{i % 40}".encode(), f"value {i}".encode(), [("n", str(i).encode())]) for i in range(500)]
     produce(bootstrap, source, records)
@@ -392,11 +406,13 @@ def test_pipeline_kafka_to_kafka_with_headers(spark, bootstrap, create_topic, to
 # -- topology changes ------------------------------------------------------------------------------------
 def test_new_partitions_and_new_matching_topics_are_read_from_offset_zero(
         spark, bootstrap, create_topic, topic_name, checkpoint):
+    """In the driver's read mode (where a batch's end offsets come from: shared with the tasks' mode)."""
     first = create_topic(f"{topic_name}-a", 2)
     produce(bootstrap, first, [(None, b"a0")] * 10, partition=0)
     produce(bootstrap, first, [(None, b"a1")] * 10, partition=1)
     name = sink_name(topic_name)
-    query = (stream(spark, bootstrap, subscribePattern=re.escape(topic_name) + "-.*", startingOffsets="latest")
+    query = (stream(spark, bootstrap, subscribePattern=re.escape(topic_name) + "-.*", startingOffsets="latest",
+                    streamReadMode="driver")
              .writeStream.format("memory").queryName(name).option("checkpointLocation", checkpoint)
              .trigger(processingTime="500 milliseconds").start())
 
@@ -423,13 +439,14 @@ def test_new_partitions_and_new_matching_topics_are_read_from_offset_zero(
                          + [(first, 3, o) for o in range(5)] + [(second, 0, o) for o in range(6)])
 
 
-@pytest.mark.parametrize("fail_on_data_loss", [True, False])
+# (the checks are StreamOffsets', shared by both read modes: each mode takes one side)
+@pytest.mark.parametrize("fail_on_data_loss, mode", [(True, "driver"), (False, "tasks")])
 def test_deleted_topic_follows_fail_on_data_loss(spark, bootstrap, create_topic, topic_name, checkpoint,
-                                                 fail_on_data_loss):
+                                                 fail_on_data_loss, mode):
     kept, doomed = create_topic(f"{topic_name}-kept", 1), create_topic(f"{topic_name}-doomed", 2)
     name = sink_name(topic_name)
     query = (stream(spark, bootstrap, subscribe=f"{kept},{doomed}", startingOffsets="earliest",
-                    failOnDataLoss=str(fail_on_data_loss).lower())
+                    failOnDataLoss=str(fail_on_data_loss).lower(), streamReadMode=mode)
              .writeStream.format("memory").queryName(name).option("checkpointLocation", checkpoint)
              .trigger(processingTime="500 milliseconds").start())
 

@@ -222,6 +222,12 @@ OPTIONS: tuple[Option, ...] = (
           uses={Use.STREAM_READ, Use.VIEW}, refused={Use.BATCH_READ: _STREAM_ONLY}),
     _read("startingOffsetsGroup", doc=page.START_AT_GROUP, uses={Use.STREAM_READ, Use.VIEW},
           refused={Use.BATCH_READ: _STREAM_ONLY}),
+    _read("streamReadMode", v.choice(v.STREAM_READ_MODES, "'auto', 'tasks' or 'driver'",
+                                     "'tasks' reads each micro-batch in Spark tasks, 'driver' in the driver's source "
+                                     "process (small micro-batches), 'auto' chooses when the query starts"),
+          "auto", doc=page.STREAM_READ_MODE, uses={Use.STREAM_READ, Use.VIEW}, refused={
+        Use.BATCH_READ: "it chooses where a stream's micro-batches are read (tasks, driver or auto) and applies to "
+                        "streaming reads (readStream) only; a batch read is always read by tasks"}),
     # Spark's consumer settings, checked as Spark checks them
     _read("kafkaConsumer.pollTimeoutMs", v.positive_int, doc=page.POLL_TIMEOUT),
     _read("fetchOffset.numRetries", v.non_negative_int, doc=page.OFFSET_RETRIES),

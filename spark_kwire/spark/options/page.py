@@ -171,6 +171,13 @@ START_AT_GROUP = PageRow(
     "`startingOffsets=group` (stream), `startingOffsetsGroup`", "—",
     "kwire-only: start from that group's committed offsets (earliest where it has none); `startingOffsetsGroup` "
     "names the group and needs `startingOffsets=group`")
+STREAM_READ_MODE = PageRow(
+    "`streamReadMode` (stream; `auto` default, `tasks`, `driver`)", "— (tasks always read)",
+    "kwire-only: where a stream's micro-batches are read, by Spark tasks or in the driver's source process (no "
+    "Python worker for the source: small micro-batches into a JVM sink finish sooner); `auto` picks the driver at "
+    "start, on Spark 4.2+ without `delegationToken=true`, when the topics' recent records and starting backlog fit "
+    "100,000 records and 32 MiB a micro-batch; a restart may change the mode on the same checkpoint (see [Reading on the driver or in "
+    "tasks](streaming.md#reading-on-the-driver-or-in-tasks-streamreadmode)); refused in batch reads")
 METADATA = PageRow(
     "`metadata=topics\\|partitions\\|groups\\|group_offsets`, `groups`, `groupPattern`", "—",
     "kwire-only, batch only: [the cluster as DataFrames](metadata-tables.md); refused on `readStream`")
@@ -193,4 +200,4 @@ ROWS = (BOOTSTRAP, SUBSCRIPTION, OFFSETS, TIMESTAMPS, DATA_LOSS, SPARK_CUTS, PAC
         TRIGGER_LIMITS, POLL_TIMEOUT, OFFSET_RETRIES, GROUP_ID, DECOMPRESSED, TOPIC, NEW_TOPIC, PRODUCER, SECURITY,
         KERBEROS, DELEGATION_TOKENS, OAUTH, SASL_USER, CONSUMER_REFUSED, PRODUCER_CLASSES, DELIVERY, TYPED,
         JSON_OPTIONS, JSON_INFERENCE, MISPLACED, UNKNOWN, OTHER_SETTINGS, PUSHDOWN, COMMIT_OFFSETS, START_AT_GROUP,
-        METADATA, CHECK, CATALOG_TABLE, SAVE_MODE)
+        STREAM_READ_MODE, METADATA, CHECK, CATALOG_TABLE, SAVE_MODE)

@@ -178,6 +178,7 @@ class ReadOptions:
     min_offsets_per_trigger: int | None = None
     max_trigger_delay_ms: int = 15 * 60 * 1000
     commit_group: str | None = None
+    stream_read_mode: str = "auto"  # streams only: "auto" | "tasks" | "driver" (reading/stream_mode.py)
     # Records per Spark partition when kwire packs ranges (packing.py); None when it does not pack.
     pack_target: int | None = None
     delegation_token: str | None = None  # tasks' SCRAM mechanism with delegationToken=true (delegation.py)
@@ -249,6 +250,7 @@ class ReadOptions:
             min_offsets_per_trigger=min_offsets,
             max_trigger_delay_ms=delay_ms,
             commit_group=commit_group,
+            stream_read_mode=value(opts, "streamReadMode"),
             delegation_token=parse_delegation_token(opts, kafka),
             typed=parse_typed(opts, write=False),
         )

@@ -98,14 +98,18 @@ def non_empty(accepted: str, *, strip: bool = True) -> Parser:
     return parse
 
 
-def choice(values: tuple[str, ...], accepted: str) -> Parser:
-    """One of ``values`` (given in any case, stripped); ``accepted`` says them in the refusal."""
+def choice(values: tuple[str, ...], accepted: str, meaning: str = "") -> Parser:
+    """One of ``values`` (given in any case, stripped); ``accepted`` says them in the refusal, and ``meaning``, when
+    given, what each does."""
     def parse(name: str, raw: Any) -> str:
         value = str(raw).strip().lower()
         if value not in values:
-            raise _refuse(f"Option '{name}' must be {accepted}, got {value!r}.")
+            raise _refuse(f"Option '{name}' must be {accepted}, got {value!r}" + (f": {meaning}." if meaning else "."))
         return value
     return parse
+
+
+STREAM_READ_MODES = ("auto", "tasks", "driver")  # streamReadMode (spark/reading/stream_mode.py decides what auto does)
 
 
 # -- names, patterns, JSON ----------------------------------------------------------------------------------------

@@ -22,17 +22,27 @@ class ReadsPlannedRanges:
     options: ReadOptions
 
     def read(self, partition: OffsetRange | PackedRanges | TokenAuthenticated) -> Iterator[pa.RecordBatch]:
-        # imported here: the reader brings in the record kernels (numba), which only executors need
-        from spark_kwire.spark.reading.reader import read_partition
+        return read_planned(self.options, partition)
 
-        kafka = self.options.kafka
-        if isinstance(partition, TokenAuthenticated):  # delegationToken=true: the task logs in with the token
-            kafka, partition = partition.kafka, partition.partition
-        batches = read_partition(kafka, partition, include_headers=self.options.include_headers,
-                                 read_committed=self.options.read_committed,
-                                 fail_on_data_loss=self.options.fail_on_data_loss)
-        if self.options.typed is None:
-            return batches
-        from spark_kwire.spark.typed.decoding import decode_batches  # typed keys or values, per batch
 
-        return decode_batches(self.options.typed, batches)
+def read_planned(options: ReadOptions, partition: OffsetRange | PackedRanges | TokenAuthenticated
+                 ) -> Iterator[pa.RecordBatch]:
+    """The rows of one planned partition with the read's columns: fetched, decoded, typed when keys or values are."""
+    # imported here: the reader brings in the record kernels (numba), which only executors need
+    from spark_kwire.spark.reading.reader import read_partition
+
+    kafka = options.kafka
+    if isinstance(partition, TokenAuthenticated):  # delegationToken=true: the task logs in with the token
+        kafka, partition = partition.kafka, partition.partition
+    batches = read_partition(kafka, partition, include_headers=options.include_headers,
+                             read_committed=options.read_committed, fail_on_data_loss=options.fail_on_data_loss)
+    return typed_batches(options, batches)
+
+
+def typed_batches(options: ReadOptions, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """`batches` as the read's columns: unchanged when keys and values are binary, decoded when they are typed."""
+    if options.typed is None:
+        return batches
+    from spark_kwire.spark.typed.decoding import decode_batches  # typed keys or values, per batch
+
+    return decode_batches(options.typed, batches)

@@ -6,6 +6,7 @@ import gc
 import json
 import logging
 import os
+import sys
 import time
 from typing import Iterator
 
@@ -76,15 +77,25 @@ def read_partition(kafka: ClientConfig, partition, *, include_headers: bool, rea
 
 def _read_packed(kafka: ClientConfig, packed: PackedRanges, *, include_headers: bool, read_committed: bool,
                  fail_on_data_loss: bool) -> Iterator[pa.RecordBatch]:
-    ranges = [r for r in packed.ranges if r.size > 0]
+    for _rng, batch in read_ranges(kafka, packed.ranges, include_headers=include_headers,
+                                   read_committed=read_committed, fail_on_data_loss=fail_on_data_loss):
+        yield batch
+
+
+def read_ranges(kafka: ClientConfig, ranges, *, include_headers: bool, read_committed: bool,
+                fail_on_data_loss: bool) -> Iterator[tuple[OffsetRange, pa.RecordBatch]]:
+    """The non-empty ones of `ranges` read one after the other, each in offset order, their first Fetches
+    batched per leader; every batch given with the range it belongs to."""
+    ranges = [r for r in ranges if r.size > 0]
     if not ranges:
         return
     client = shared_client(kafka)
     isolation = "read_committed" if read_committed else "read_uncommitted"
     batched = PackedFetch(client, ranges, isolation_level=isolation)
     for index, rng in enumerate(ranges):
-        yield from read_range(kafka, rng, include_headers=include_headers, read_committed=read_committed,
-                              fail_on_data_loss=fail_on_data_loss, prefetched=batched.first_fetch(index))
+        for batch in read_range(kafka, rng, include_headers=include_headers, read_committed=read_committed,
+                                fail_on_data_loss=fail_on_data_loss, prefetched=batched.first_fetch(index)):
+            yield rng, batch
 
 
 # Spark pays a fixed cost for every Arrow batch a Python source yields: what a task reads (a packed task's small
@@ -190,7 +201,8 @@ class _Stats:
             "topic": self.rng.topic, "partition": self.rng.partition, "start": self.rng.start, "end": self.rng.end,
             "records_fetched": self.records, "bytes_fetched": self.bytes, "seconds": round(time.time() - self.started, 3),
             "worker_objects_frozen": gc.get_freeze_count(),  # see worker_gc.py
-            "pid": os.getpid(), "kernels": warming.timings(), "imported": heavy_imports(),  # how this worker got its record kernels (see protocol/records/compilation/warming.py)
+            "pid": os.getpid(), "program": os.path.basename(sys.argv[0]) if sys.argv else "",  # which Python process
+            "kernels": warming.timings(), "imported": heavy_imports(),  # how this worker got its record kernels (see protocol/records/compilation/warming.py)
         })
         with open(os.path.join(folder, f"reads-{os.getpid()}.jsonl"), "a") as f:
             f.write(line + "\n")
