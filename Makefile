@@ -101,9 +101,10 @@ dist: $(WHEEL) $(SDIST) $(JARS_STAMP) .venv-dist/.installed
 	$(PY) .ci/check-dist $(SDIST) $(WHEEL)
 	$(PY) .ci/smoke-dist .venv-dist
 
-# .venv-dist: the wheel and the newest PySpark (the release .venv runs), nothing else.
+# .venv-dist: the wheel and the newest PySpark (the release .venv runs), nothing else; its kernels compiled on first
+# use, as in a user's fresh install (the other virtualenvs get the checkout's compiled kernels: .ci/release-venv).
 .venv-dist/.installed: pyproject.toml $(WHEEL)
-	PYTHON=$(PYTHON) bash .ci/release-venv .venv-dist \
+	PYTHON=$(PYTHON) SEED_KERNEL_CACHE=no bash .ci/release-venv .venv-dist \
 	  "pyspark==$$($(PY) -c 'import pyspark; print(pyspark.__version__)')" $(WHEEL) '' ''
 	touch $@
 
