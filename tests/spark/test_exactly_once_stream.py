@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from spark_kwire.spark.capabilities import READ_LIMIT_API
 
 from tests.spark.test_exactly_once_write import _consume
+from tests.spark.test_stream_driver import _programs
 
 
 def _run_available_now(spark, bootstrap, source, sink, checkpoint, read_mode="auto", **options):
@@ -40,15 +41,16 @@ def _run_available_now(spark, bootstrap, source, sink, checkpoint, read_mode="au
     return query
 
 
-def _check_read_mode(query, read_mode):
-    """The source read where `read_mode` says (auto: on the driver where Spark has the read-limit API, 4.2+):
-    Spark asks a driver-mode source for no latest offsets, and reports the tasks' reader's on 4.2+."""
+def _check_read_mode(stats_dir, topic, read_mode):
+    """The source read `topic` where `read_mode` says (auto: on the driver where Spark has the read-limit API,
+    4.2+), as kwire's read statistics name the Python program that fetched it: Spark's source process on the
+    driver, its Python workers otherwise."""
     on_driver = read_mode == "driver" or (read_mode == "auto" and READ_LIMIT_API)
-    latest = [p["sources"][0]["latestOffset"] for p in query.recentProgress if p["numInputRows"]]
+    programs = _programs(stats_dir, topic)
     if on_driver:
-        assert all(offset in (None, "null") for offset in latest), f"not read on the driver: {latest}"
-    elif READ_LIMIT_API:
-        assert any(offset not in (None, "null") for offset in latest), f"not read by tasks: {latest}"
+        assert programs == {"python_streaming_source_runner.py"}, f"not read on the driver only: {programs}"
+    else:
+        assert programs and "python_streaming_source_runner.py" not in programs, f"not read by tasks: {programs}"
 
 
 def _fill(produce, topic, n, partitions):
@@ -57,13 +59,13 @@ def _fill(produce, topic, n, partitions):
 
 @pytest.mark.parametrize("read_mode", ["auto", "tasks", "driver"])
 def test_stream_writes_each_record_once_for_read_committed_readers(spark, bootstrap, create_topic, produce,
-                                                                   tmp_path, read_mode):
+                                                                   tmp_path, read_stats_dir, read_mode):
     source, sink = (f"eos-stream-{kind}-{uuid.uuid4().hex[:6]}" for kind in ("in", "out"))
     create_topic(source, partitions=3)
     create_topic(sink, partitions=2)
     _fill(produce, source, 3000, 3)
     query = _run_available_now(spark, bootstrap, source, sink, str(tmp_path / "cp"), read_mode)
-    _check_read_mode(query, read_mode)
+    _check_read_mode(read_stats_dir, source, read_mode)
     assert len(query.recentProgress) >= 2, "maxOffsetsPerTrigger should have cut several micro-batches"
     got = _consume(bootstrap, sink, 2, isolation="read_committed", expected=3000)
     assert sorted(got) == sorted(f"out-in-{i}".encode() for i in range(3000))
@@ -71,7 +73,7 @@ def test_stream_writes_each_record_once_for_read_committed_readers(spark, bootst
 
 @pytest.mark.parametrize("read_mode", ["tasks", "driver"])
 def test_micro_batch_replayed_after_its_kafka_commit_is_not_written_twice(spark, bootstrap, create_topic, produce,
-                                                                          tmp_path, read_mode):
+                                                                          tmp_path, read_stats_dir, read_mode):
     """The crash between the Kafka commit and Spark's commit log, made deterministic: the last micro-batch's
     entry in the commit log is removed, so the restarted query runs that micro-batch again (a driver-mode batch
     replayed is read by a task: stream_mode.py)."""
@@ -81,9 +83,9 @@ def test_micro_batch_replayed_after_its_kafka_commit_is_not_written_twice(spark,
     _fill(produce, source, 1000, 2)
     checkpoint = str(tmp_path / "cp")
     prefix = f"eos-replay-{uuid.uuid4().hex[:6]}"
-    # (checked on the first run only: Spark asks no latest offsets of a batch replayed after a restart either)
-    _check_read_mode(_run_available_now(spark, bootstrap, source, sink, checkpoint, read_mode,
-                                        transactionalIdPrefix=prefix), read_mode)
+    _run_available_now(spark, bootstrap, source, sink, checkpoint, read_mode, transactionalIdPrefix=prefix)
+    # (checked after the first run only: a driver-mode batch replayed after a restart is read by a task)
+    _check_read_mode(read_stats_dir, source, read_mode)
     commits = sorted(int(name) for name in os.listdir(os.path.join(checkpoint, "commits")) if name.isdigit())
     assert commits, "the first run committed no micro-batch"
     for name in (str(commits[-1]), f".{commits[-1]}.crc"):

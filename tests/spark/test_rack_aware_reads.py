@@ -65,7 +65,9 @@ def value(partition: int, i: int) -> bytes:
 
 
 def produce(cluster, topic, partitions, count, *, start=0, **config) -> None:
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "linger.ms": 20, **config})
+    # idempotent: a request retried under load must not land after later ones (the tests expect key i at offset i)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "linger.ms": 20,
+                         "enable.idempotence": True, **config})
     for p in range(partitions):
         for i in range(start, start + count):
             producer.produce(topic, key=f"{p}-{i}".encode(), value=value(p, i), partition=p)
