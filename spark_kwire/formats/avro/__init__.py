@@ -12,19 +12,11 @@ The names are imported on first use, so that the format registry (``codec.py``) 
 
 from __future__ import annotations
 
-import importlib
+from ..lazy_exports import lazy_exports
 
-_EXPORTS = {
+__all__, __getattr__ = lazy_exports(__name__, {
     "FAILFAST": "decoder", "PERMISSIVE": "decoder", "AvroDecoder": "decoder", "DecodeResult": "decoder",
     "AvroEncoder": "encoder", "EncodeResult": "encoder", "parse_schema": "parser", "resolve": "resolution",
     "arrow_type": "spark_types", "avro_schema_for": "spark_types", "avro_schema_json": "spark_types",
     "fingerprint64": "canonical", "parsing_canonical_form": "canonical",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+})

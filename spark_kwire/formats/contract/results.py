@@ -27,8 +27,30 @@ class _Paths(Protocol):
     def path_at(self, where: int) -> str: ...
 
 
+class _RowErrors:
+    """What a decode and an encode result say about their bad rows: ``errors`` marks them, ``error_codes``
+    (``vm.codes``) and ``_paths`` (where in ``_program`` each failed, -1 for framing errors) say why."""
+
+    errors: np.ndarray
+    error_codes: np.ndarray
+    _paths: np.ndarray
+    _program: _Paths
+
+    @property
+    def error_count(self) -> int:
+        return int(np.count_nonzero(self.errors))
+
+    def describe(self, row: int) -> str:
+        """Why ``row`` failed, with the field it was at; "" for a good row."""
+        code = int(self.error_codes[row])
+        if code == E_OK:
+            return ""
+        path = self._program.path_at(int(self._paths[row])) if self._paths[row] >= 0 else ""
+        return message(code) + (f" (field {path})" if path else "")
+
+
 @dataclass
-class DecodeResult:
+class DecodeResult(_RowErrors):
     """``values``: the decoded column (the reader's Arrow type; null for null and bad rows). ``errors``: mask
     of the bad rows (keep their raw bytes from the input with it); ``error_codes`` (``vm.codes``) and
     :meth:`describe` say why."""
@@ -40,21 +62,9 @@ class DecodeResult:
     _paths: np.ndarray  # int64: where in the program each failed row was (-1: framing errors)
     _program: _Paths
 
-    @property
-    def error_count(self) -> int:
-        return int(np.count_nonzero(self.errors))
-
-    def describe(self, row: int) -> str:
-        """Why ``row`` failed, with the field it was reading; "" for a good row."""
-        code = int(self.error_codes[row])
-        if code == E_OK:
-            return ""
-        path = self._program.path_at(int(self._paths[row])) if self._paths[row] >= 0 else ""
-        return message(code) + (f" (field {path})" if path else "")
-
 
 @dataclass
-class EncodeResult:
+class EncodeResult(_RowErrors):
     """``values``: the framed values (binary; large_binary past 2 GiB), null for null rows and (PERMISSIVE) rows
     that could not be written, which ``errors`` marks and :meth:`describe` explains."""
 
@@ -63,17 +73,6 @@ class EncodeResult:
     error_codes: np.ndarray  # int32
     _paths: np.ndarray
     _program: _Paths
-
-    @property
-    def error_count(self) -> int:
-        return int(np.count_nonzero(self.errors))
-
-    def describe(self, row: int) -> str:
-        code = int(self.error_codes[row])
-        if code == E_OK:
-            return ""
-        path = self._program.path_at(int(self._paths[row]))
-        return message(code) + (f" (field {path})" if path else "")
 
 
 def binary_column(out: np.ndarray, offsets: np.ndarray, valid: np.ndarray) -> pa.Array:

@@ -13,17 +13,9 @@ registry (``codec.py``) loads no more than its description.
 
 from __future__ import annotations
 
-import importlib
+from ..lazy_exports import lazy_exports
 
-_EXPORTS = {
+__all__, __getattr__ = lazy_exports(__name__, {
     "INFERENCE_OPTIONS": "options", "JsonDecoder": "decoder", "JsonEncoder": "encoder", "JsonOptions": "options",
     "READ_OPTIONS": "options", "WRITE_OPTIONS": "options", "parse_schema_text": "schema_text",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+})

@@ -9,17 +9,9 @@ The names are imported on first use, so that the format registry (``codec.py``) 
 
 from __future__ import annotations
 
-import importlib
+from ..lazy_exports import lazy_exports
 
-_EXPORTS = {
+__all__, __getattr__ = lazy_exports(__name__, {
     "JType": "model", "JsonSchemaDecoder": "decoder", "JsonSchemaEncoder": "encoder", "arrow_type": "spark_types",
     "json_schema_for": "derive", "json_schema_json": "derive", "parse_json_schema": "model",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+})

@@ -13,18 +13,10 @@ loading the format kernels (for Avro too) does not import it.
 
 from __future__ import annotations
 
-import importlib
+from ..lazy_exports import lazy_exports
 
-_EXPORTS = {
+__all__, __getattr__ = lazy_exports(__name__, {
     "ProtobufDecoder": "decoder", "ProtobufEncoder": "encoder", "protobuf_schema_for": "derive",
     "ProtoSchema": "model", "parse_proto": "proto.parser", "load_schema": "schemas", "message_indexes": "schemas",
     "select_message": "schemas", "ProtobufOptions": "spark_types", "arrow_type": "spark_types",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+})
