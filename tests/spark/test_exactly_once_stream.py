@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from spark_kwire.spark.capabilities import READ_LIMIT_API
 
 from tests.spark.test_exactly_once_write import _consume
-from tests.spark.test_stream_driver import _programs
+from tests.spark.test_stream_driver import assert_read_where_the_mode_says
 
 
 def _run_available_now(spark, bootstrap, source, sink, checkpoint, read_mode="auto", **options):
@@ -41,18 +41,6 @@ def _run_available_now(spark, bootstrap, source, sink, checkpoint, read_mode="au
     return query
 
 
-def _check_read_mode(stats_dir, topic, read_mode):
-    """The source read `topic` where `read_mode` says (auto: on the driver where Spark has the read-limit API,
-    4.2+), as kwire's read statistics name the Python program that fetched it: Spark's source process on the
-    driver, its Python workers otherwise."""
-    on_driver = read_mode == "driver" or (read_mode == "auto" and READ_LIMIT_API)
-    programs = _programs(stats_dir, topic)
-    if on_driver:
-        assert programs == {"python_streaming_source_runner.py"}, f"not read on the driver only: {programs}"
-    else:
-        assert programs and "python_streaming_source_runner.py" not in programs, f"not read by tasks: {programs}"
-
-
 def _fill(produce, topic, n, partitions):
     produce(topic, [(f"k{i}".encode(), f"in-{i}".encode(), None, None, i % partitions) for i in range(n)])
 
@@ -65,7 +53,7 @@ def test_stream_writes_each_record_once_for_read_committed_readers(spark, bootst
     create_topic(sink, partitions=2)
     _fill(produce, source, 3000, 3)
     query = _run_available_now(spark, bootstrap, source, sink, str(tmp_path / "cp"), read_mode)
-    _check_read_mode(read_stats_dir, source, read_mode)
+    assert_read_where_the_mode_says(read_stats_dir, source, read_mode)
     assert len(query.recentProgress) >= 2, "maxOffsetsPerTrigger should have cut several micro-batches"
     got = _consume(bootstrap, sink, 2, isolation="read_committed", expected=3000)
     assert sorted(got) == sorted(f"out-in-{i}".encode() for i in range(3000))
@@ -85,7 +73,7 @@ def test_micro_batch_replayed_after_its_kafka_commit_is_not_written_twice(spark,
     prefix = f"eos-replay-{uuid.uuid4().hex[:6]}"
     _run_available_now(spark, bootstrap, source, sink, checkpoint, read_mode, transactionalIdPrefix=prefix)
     # (checked after the first run only: a driver-mode batch replayed after a restart is read by a task)
-    _check_read_mode(read_stats_dir, source, read_mode)
+    assert_read_where_the_mode_says(read_stats_dir, source, read_mode)
     commits = sorted(int(name) for name in os.listdir(os.path.join(checkpoint, "commits")) if name.isdigit())
     assert commits, "the first run committed no micro-batch"
     for name in (str(commits[-1]), f".{commits[-1]}.crc"):

@@ -256,6 +256,20 @@ def _programs(stats_dir, topic) -> set[str]:
     return found
 
 
+SOURCE_PROCESS = "python_streaming_source_runner.py"  # Spark's long-lived Python source process on the driver
+
+
+def assert_read_where_the_mode_says(stats_dir, topic, mode):
+    """`topic` was read where `mode` says (auto: on the driver where Spark has the read-limit API, 4.2+): only by
+    Spark's source process on the driver, or only by Python workers."""
+    on_driver = mode == "driver" or (mode == "auto" and bool(READ_LIMIT_API))
+    programs = _programs(stats_dir, topic)
+    if on_driver:
+        assert programs == {SOURCE_PROCESS}, f"not read on the driver only: {programs}"
+    else:
+        assert programs and SOURCE_PROCESS not in programs, f"not read by tasks: {programs}"
+
+
 @pytest.mark.parametrize("mode", ["driver", "tasks", "auto"])
 def test_each_mode_reads_where_it_says(spark, bootstrap, create_topic, topic_name, read_stats_dir, tmp_path, mode):
     create_topic(topic_name, 2)
@@ -270,9 +284,4 @@ def test_each_mode_reads_where_it_says(spark, bootstrap, create_topic, topic_nam
     finally:
         query.stop()
     assert spark.sql(f"select count(distinct key), count(*) from {name}").collect()[0] == (200, 200)
-    on_driver = mode == "driver" or (mode == "auto" and bool(READ_LIMIT_API))
-    programs = _programs(read_stats_dir, topic_name)
-    if on_driver:  # read by Spark's source process: no Python worker read the topic
-        assert programs == {"python_streaming_source_runner.py"}, programs
-    else:
-        assert programs and "python_streaming_source_runner.py" not in programs, programs
+    assert_read_where_the_mode_says(read_stats_dir, topic_name, mode)
