@@ -11,7 +11,7 @@ from .scenarios import HEADER
 
 @pytest.mark.timeout(1500)
 def test_stream_driver_sigkilled_repeatedly_writes_each_record_once(bootstrap, tmp_path):
-    outcome = eos.eos_stream_driver_crashes(bootstrap, str(tmp_path), kills=3)
+    outcome = eos.eos_stream_driver_crashes(bootstrap, str(tmp_path), kills=2)
     print(f"\n{HEADER}\n{outcome.row()}\n{outcome.detail}")
     assert outcome.sent > 0
     assert (outcome.found, outcome.distinct, outcome.lost, outcome.duplicated) == (outcome.sent,) * 2 + (0, 0), \

@@ -19,7 +19,7 @@ def _report(outcome: sc.Outcome) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_stream_driver_sigkilled_repeatedly_delivers_exactly_once(spark, bootstrap, tmp_path):
-    outcome = sc.stream_driver_crashes(spark, bootstrap, str(tmp_path), kills=3)
+    outcome = sc.stream_driver_crashes(spark, bootstrap, str(tmp_path), kills=2)
     _report(outcome)
     assert outcome.sent > 0
     assert (outcome.found, outcome.distinct, outcome.lost, outcome.duplicated) == (outcome.sent,) * 2 + (0, 0)
