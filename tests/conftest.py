@@ -29,6 +29,22 @@ else:
 
 EXPECT_WHEEL = os.environ.get("KWIRE_EXPECT_WHEEL") == "1"
 
+# The slowest test files (minutes each on CI's 2 busy cores), longest first. `make test` hands whole files to its
+# pytest-xdist workers in collection order, so these go first: a long file collected late (the pipeline's, last
+# by name, several minutes) can keep one worker busy after the other has run out of files.
+SLOWEST_FILES = (
+    "tests/spark/test_pipeline.py",
+    "tests/spark/test_spark_connect.py",
+    "tests/faults/test_exactly_once_sink.py",
+    "tests/test_docs.py",
+    "tests/faults/test_process_crashes.py",
+    "tests/spark/test_delegation_tokens_spark.py",
+    "tests/test_packaging.py",
+    "tests/spark/test_worker_daemon.py",
+    "tests/test_notebooks.py",
+    "tests/faults/test_leader_loss.py",
+)
+
 
 def _from_checkout(location: str) -> bool:
     return os.path.abspath(location).startswith(os.path.join(REPO, "spark_kwire") + os.sep)
@@ -46,6 +62,15 @@ def pytest_sessionstart(session):
                 "not from the wheel installed in this virtualenv; run the venv's bin/pytest, not python -m pytest, "
                 "with only .kwire/harness-path on PYTHONPATH."
             )
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The files of SLOWEST_FILES first, in its order; the rest as collected."""
+    def rank(item) -> int:
+        path = os.path.relpath(str(item.path), REPO)
+        return SLOWEST_FILES.index(path) if path in SLOWEST_FILES else len(SLOWEST_FILES)
+
+    items.sort(key=rank)  # stable: within a file, and among the other files, the collected order stays
 
 
 @pytest.fixture(scope="session")
