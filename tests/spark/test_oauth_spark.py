@@ -174,6 +174,11 @@ def test_stream_runs_through_token_lifetimes_reauthenticating(spark, oauth_clust
             query = (stream.load().selectExpr("CAST(value AS STRING) AS value").writeStream.format("memory")
                      .queryName(name).option("checkpointLocation", str(tmp_path / "checkpoint"))
                      .trigger(processingTime="1 second").start())
+            # the 32 s count from the first micro-batch: on a busy machine the query's start took a good part of them,
+            # leaving too little streaming for the re-authentications counted below
+            started = time.monotonic()
+            while query.lastProgress is None and query.exception() is None and time.monotonic() < started + 120:
+                time.sleep(0.2)
             produced: list[str] = []
             stop = threading.Event()
 
