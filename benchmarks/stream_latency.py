@@ -11,7 +11,8 @@ side by side in one invocation (``--pipeline kwire@.venv@/tmp/before --pipeline 
 
 * ``kwire``: format("kwire") with its default options (streamReadMode=auto);
 * ``kwire-tasks``, ``kwire-driver``: format("kwire") with streamReadMode=tasks (read by Spark tasks) or driver (read
-  in the driver's source process);
+  in the driver's source process); ``kwire-tasks-unpacked`` also sets packPartitions=false (a task per topic
+  partition, as the built-in plans them, instead of small ranges packed into one task per broker);
 * ``kafka``: Spark's built-in connector, the release's own: a virtualenv of PySpark X.Y gets the jars of
   ``jars/spark-kafka-X.Y`` when that folder has them (4.2: connector 4.2.0, `make jars`), else ``jars/spark-kafka``
   (4.0.0, whose stream runs on PySpark 4.0.x only);
@@ -65,7 +66,7 @@ DEFAULT_PIPELINES = ["kafka@.venv-spark-4.2", "kwire:kafka@.venv-spark-4.2", "kw
 
 
 # -- the child: one Spark session, one query per rate, driven by lines on stdin -----------------------------
-SOURCES = ("kwire", "kwire-tasks", "kwire-driver", "kafka", "null")
+SOURCES = ("kwire", "kwire-tasks", "kwire-tasks-unpacked", "kwire-driver", "kafka", "null")
 SINKS = ("kwire", "kafka", "null", "foreachbatch")
 
 
@@ -110,7 +111,9 @@ def _source(spark, kind: str, bootstrap: str, rate: float, topic: str):
                 .option("columns", "kafka").option("value_bytes", 18).load().select("key", "value"))
     reader = spark.readStream.format("kwire" if kind.startswith("kwire") else kind)
     if kind.startswith("kwire-"):
-        reader = reader.option("streamReadMode", kind.split("-", 1)[1])
+        reader = reader.option("streamReadMode", kind.split("-")[1])
+    if kind.endswith("-unpacked"):  # one task per topic partition, as Spark's built-in source plans them
+        reader = reader.option("packPartitions", "false")
     return (reader.option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
             .option("startingOffsets", "earliest").load().select("key", "value"))
 
