@@ -8,7 +8,10 @@ Confluent-framed records of it (fastavro) into a topic, then runs, alternating, 
                         and the Kafka connector jars are loaded for this benchmark only);
   * kwire raw:          format("kwire") without valueFormat: count(*) + sum(length(value)).
 The typed results must equal the built-in's. Prints records/s and the two ratios.
+``--revision R`` runs R's kwire (exported with its package renamed, as ``versions_side_by_side.py`` does) beside this
+checkout: its typed and raw reads join the rotation, so both versions' typed/raw ratios come from one run.
     python benchmarks/typed_read.py [--records 1000000] [--runs 3] [--partitions 8] [--bootstrap host:port]
+                                    [--revision 31903d5]
 """
 
 from __future__ import annotations
@@ -16,10 +19,13 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import struct
 import sys
+import tempfile
 import time
 import uuid
+from pathlib import Path
 
 from _common import broker, parse_args, print_machine, report, timed
 
@@ -75,9 +81,33 @@ def spark_session():
     return spark
 
 
+def other_revision(revision: str | None, folder: Path) -> str | None:
+    """The data source name of ``revision``'s kwire, exported into ``folder`` and put on the workers' path."""
+    if revision is None:
+        return None
+    from versions_side_by_side import export_renamed, renamed
+
+    export_renamed(revision, folder)
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])
+    sys.path.insert(0, str(folder))
+    return renamed(revision)[1]
+
+
 def main() -> None:
-    args = parse_args(__doc__, 1_000_000)
+    args = parse_args(__doc__, 1_000_000, revision=True)
     print_machine()
+    folder = Path(tempfile.mkdtemp(prefix="kwire-typed-"))
+    try:
+        run_all(args, other_revision(args.revision, folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def run_all(args, other_format: str | None) -> None:
     from avro_decode import SCHEMA
 
     from harness.schema_registry import SchemaRegistryServer
@@ -88,6 +118,13 @@ def main() -> None:
         schema_id = RegistryClient({"url": registry.url}).register(f"{topic}-value", Schema(json.dumps(SCHEMA)))
         write_topic(bootstrap, topic, schema_id, args)
         spark = spark_session()
+        if other_format is not None:
+            import importlib
+
+            from versions_side_by_side import renamed
+
+            package = renamed(args.revision)[0]
+            spark.dataSource.register(importlib.import_module(f"{package}.spark.source").KwireDataSource)
         from pyspark.sql import functions as F
         from pyspark.sql.avro.functions import from_avro
 
@@ -99,35 +136,45 @@ def main() -> None:
 
         results = {}
 
-        def typed():
-            df = source("kwire", valueFormat="avro", **{"schema.registry.url": registry.url})
-            results["typed"] = df.selectExpr(*AGGREGATES).collect()[0]
+        def typed(fmt: str = "kwire", into: str = "typed"):
+            df = source(fmt, valueFormat="avro", **{"schema.registry.url": registry.url})
+            results[into] = df.selectExpr(*AGGREGATES).collect()[0]
 
         def builtin():
             df = source("kafka").select(from_avro(F.expr("substring(value, 6)"), json.dumps(SCHEMA)).alias("value"))
             results["builtin"] = df.selectExpr(*AGGREGATES).collect()[0]
 
-        def raw():
-            results["raw"] = source("kwire").selectExpr("count(*) AS n", "sum(length(value)) AS bytes").collect()[0]
+        def raw(fmt: str = "kwire", into: str = "raw"):
+            results[into] = source(fmt).selectExpr("count(*) AS n", "sum(length(value)) AS bytes").collect()[0]
 
         runs = {"kwire typed": typed, "built-in + from_avro": builtin, "kwire raw": raw}
+        if other_format is not None:
+            runs[f"kwire {args.revision} typed"] = lambda: typed(other_format, "other typed")
+            runs[f"kwire {args.revision} raw"] = lambda: raw(other_format, "other raw")
         for run in runs.values():  # warm-up: JIT, numba caches, Python workers, the registry's schema cache
             run()
         assert results["typed"] == results["builtin"], (results["typed"], results["builtin"])
         assert results["typed"].n == results["raw"].n == args.records
+        if other_format is not None:
+            assert results["other typed"] == results["typed"] and results["other raw"] == results["raw"]
         print(f"typed results (equal to the built-in's): {results['typed'].asDict()}")
         seconds = {name: [] for name in runs}
-        for _ in range(args.runs):
-            for name, run in runs.items():
-                seconds[name].append(timed(run))
+        names = list(runs)
+        for i in range(args.runs):  # a rotating order: no run always follows the same one
+            for name in names[i % len(names):] + names[:i % len(names)]:
+                seconds[name].append(timed(runs[name]))
             assert results["typed"] == results["builtin"]
         title = (f"Typed read of {args.records:,} Avro records (12 fields), {args.partitions} partitions, "
                  f"{args.compression}, local[2]")
         report(title, args.records, seconds, baseline="built-in + from_avro", contender="kwire typed")
-        typed_median = sorted(seconds["kwire typed"])[len(seconds["kwire typed"]) // 2]
-        raw_median = sorted(seconds["kwire raw"])[len(seconds["kwire raw"]) // 2]
-        print(f"  ratio kwire typed / kwire raw: {raw_median / typed_median:.2f}x  (goals: typed >= 1x built-in + "
-              f"from_avro, typed >= 0.5x kwire raw)")
+        raw_median = median(seconds["kwire raw"])
+        print(f"  ratio kwire typed / kwire raw: {raw_median / median(seconds['kwire typed']):.2f}x  (goals: typed "
+              f">= 1x built-in + from_avro, typed >= 0.55x kwire raw)")
+        if other_format is not None:
+            other_typed = median(seconds[f"kwire {args.revision} typed"])
+            other = median(seconds[f"kwire {args.revision} raw"]) / other_typed
+            print(f"  ratio kwire {args.revision} typed / kwire {args.revision} raw: {other:.2f}x;  this checkout's "
+                  f"typed against {args.revision}'s: {other_typed / median(seconds['kwire typed']):.2f}x as fast")
         print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
         spark.stop()
 
