@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh clone: `make demo` and `make test`; `make dist` makes and checks the
 # release's files.
-# Both are idempotent: the virtualenvs, the wheel and the jars are made once and reused (pip and Maven cache
+# Both are idempotent: the virtualenvs, the wheel and the jars are made once and reused (uv and Maven cache
 # downloads), and re-made only when their inputs change.
 
 PYTHON ?= python3
@@ -50,7 +50,7 @@ demo: setup
 
 # The whole matrix at once: `make dist`, the older releases' runs and the pandas 3 run in the background (their
 # output in .kwire/logs, printed at the end), the newest release's whole suite in the foreground. Fails if any
-# run fails. The background runs' virtualenvs are made beside them (VIRTUALENVS), so that on a fresh clone their pip
+# run fails. The background runs' virtualenvs are made beside them (VIRTUALENVS), so that on a fresh clone their
 # installs overlap the suites instead of delaying every run.
 test: setup
 	PYTEST_ARGS='$(PYTEST_ARGS)' VIRTUALENVS='$(RELEASE_VENVS) .venv-pandas3/.installed' \
@@ -71,12 +71,16 @@ system-packages:
 	bash .ci/system-packages
 
 venv: $(VENV_STAMP)
-# order-only: the packages must be there before pip builds gssapi, but do not make the virtualenv again
+# order-only: the packages must be there before gssapi is built, but do not make the virtualenv again. uv (.ci/uv,
+# installed on first use) links the wheels from its cache where pip would unpack them again; PySpark and gssapi,
+# which PyPI serves only as source, come built from .ci/source-wheels. pip goes in too, for anyone's `python -m pip`
+# in the virtualenv.
 $(VENV_STAMP): pyproject.toml | system-packages
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	test -x $(PY) || bash .ci/uv venv -q --python "$$($(PYTHON) -c 'import sys; print(sys.executable)')" $(VENV)
 	# compat mode puts the checkout on sys.path, so Spark's scan of top-level pyspark_* modules finds pyspark_kwire
-	$(PY) -m pip install -q -e '.[test]' '$(TEST_PANDAS)' --config-settings editable_mode=compat
+	bash .ci/uv pip install -q --python $(PY) \
+	  --find-links "$$(PYTHON=$(PYTHON) bash .ci/source-wheels pyspark gssapi)" \
+	  pip -e '.[test]' '$(TEST_PANDAS)' -C editable_mode=compat
 	touch $@
 
 jars: $(JARS_STAMP)
