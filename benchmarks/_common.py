@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,6 +58,27 @@ def parse_args(description: str, default_records: int, revision: bool = False) -
     return parser.parse_args()
 
 
+# A broker's log directory needs at most a few GiB in a benchmark; below this much free memory it stays on disk.
+TMPFS_BROKER_MIN_FREE = 8 << 30
+
+
+def broker_workdir() -> str | None:
+    """Where a benchmark's broker keeps its logs: a folder in /dev/shm (memory) unless KWIRE_BENCH_BROKER_DIR names
+    another parent folder (e.g. /tmp, to measure on disk) or /dev/shm is missing or short of space.
+
+    Why memory: this machine's disk (ext4 with online discard, on a VM's virtual disk) stalls a broker's fsyncs
+    (KRaft's metadata log, checkpoints, new partitions' files) for seconds at a time, in bursts: a 64-partition
+    batch write took 2.5 to 5.5 s in half of the rounds and 0.8 to 1.2 s in the others, for every connector
+    alike (Spark's built-in one too), and the median depended on which connector's turns fell into a burst. With
+    the broker's logs in memory every round took 0.4 to 0.6 s (benchmarks/results/versions_side_by_side-write-
+    tmpfs-2026-11-29.txt). What the benchmarks compare is the connectors' work, on the same broker.
+    """
+    parent = os.environ.get("KWIRE_BENCH_BROKER_DIR") or "/dev/shm"
+    if parent == "/dev/shm" and (not os.path.isdir(parent) or shutil.disk_usage(parent).free < TMPFS_BROKER_MIN_FREE):
+        return None  # the harness's default: a folder in the temporary directory
+    return tempfile.mkdtemp(prefix="kwire-kafka-", dir=parent)
+
+
 @contextlib.contextmanager
 def broker(args):
     if args.bootstrap:
@@ -63,7 +86,9 @@ def broker(args):
         return
     from harness import KafkaCluster
 
-    with KafkaCluster(1, heap="2g") as cluster:
+    workdir = broker_workdir()
+    print(f"broker logs in {workdir or tempfile.gettempdir()}", flush=True)
+    with KafkaCluster(1, heap="2g", workdir=workdir) as cluster:
         yield cluster.bootstrap_servers
 
 

@@ -27,7 +27,7 @@ import time
 import uuid
 from collections import Counter
 
-from _common import print_machine
+from _common import broker_workdir, print_machine
 
 os.environ["KWIRE_PROFILE"] = "1"  # the producer's phase times: encoding, and the sender's passes and waits
 
@@ -115,7 +115,7 @@ def main() -> None:
     trace = Trace()
     rows = task_rows(args.records)
     settings = {} if args.kafka_defaults else {"compression.type": "lz4", "linger.ms": "20", "batch.size": "1048576"}
-    with KafkaCluster(1, heap="2g") as kafka:
+    with KafkaCluster(1, heap="2g", workdir=broker_workdir()) as kafka:
         bootstrap = kafka.bootstrap_servers
         with KafkaClient({"bootstrap.servers": bootstrap, **settings}) as client:
             for partitions in [int(count) for count in args.partitions.split(",")]:

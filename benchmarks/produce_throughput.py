@@ -27,7 +27,7 @@ import statistics
 import sys
 import time
 
-from _common import print_machine, report
+from _common import broker_workdir, print_machine, report
 
 CHUNK = 10_000  # rows per Arrow batch handed to kwire, as a Spark task receives them
 
@@ -49,7 +49,7 @@ def cluster(args):
     from harness import KafkaCluster, proxied_kafka_cluster
 
     if not args.delay_ms:
-        with KafkaCluster(1, heap="2g") as kafka:
+        with KafkaCluster(1, heap="2g", workdir=broker_workdir()) as kafka:
             yield kafka.bootstrap_servers, kafka.bootstrap_servers
         return
     kafka, proxy = proxied_kafka_cluster(heap="2g")  # the proxy is running already

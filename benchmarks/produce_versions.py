@@ -112,10 +112,12 @@ def run_librdkafka(bootstrap: str, topic: str, args) -> float:
 
 def main() -> None:
     args = parse_args()
+    from _common import broker_workdir
     from harness import KafkaCluster
     from spark_kwire import admin
 
-    with tempfile.TemporaryDirectory(prefix="kwire-baseline-") as tmp, KafkaCluster(1, heap="2g") as kafka:
+    with (tempfile.TemporaryDirectory(prefix="kwire-baseline-") as tmp,
+          KafkaCluster(1, heap="2g", workdir=broker_workdir()) as kafka):
         sides = {"baseline": export(args.baseline_rev, Path(tmp)), "this checkout": REPO}
         bootstrap = kafka.bootstrap_servers
         seconds: dict[str, list[float]] = {"baseline": [], "this checkout": [], "confluent-kafka": []}
