@@ -20,6 +20,7 @@ import io
 import json
 import os
 import shutil
+import statistics
 import struct
 import sys
 import tempfile
@@ -28,6 +29,7 @@ import uuid
 from pathlib import Path
 
 from _common import broker, parse_args, print_machine, report, timed
+from versions_side_by_side import export_for_workers, register_revision
 
 AGGREGATES = ["count(*) AS n", "sum(value.quantity) AS quantity", "sum(value.total) AS total",
               "sum(size(value.tags)) AS tags", "count(value.coupon) AS coupons", "sum(value.address.zip) AS zips",
@@ -81,33 +83,19 @@ def spark_session():
     return spark
 
 
-def other_revision(revision: str | None, folder: Path) -> str | None:
-    """The data source name of ``revision``'s kwire, exported into ``folder`` and put on the workers' path."""
-    if revision is None:
-        return None
-    from versions_side_by_side import export_renamed, renamed
-
-    export_renamed(revision, folder)
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])
-    sys.path.insert(0, str(folder))
-    return renamed(revision)[1]
-
-
 def main() -> None:
     args = parse_args(__doc__, 1_000_000, revision=True)
     print_machine()
     folder = Path(tempfile.mkdtemp(prefix="kwire-typed-"))
     try:
-        run_all(args, other_revision(args.revision, folder))
+        if args.revision:
+            export_for_workers(args.revision, folder)
+        run_all(args)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def median(values: list[float]) -> float:
-    return sorted(values)[len(values) // 2]
-
-
-def run_all(args, other_format: str | None) -> None:
+def run_all(args) -> None:
     from avro_decode import SCHEMA
 
     from harness.schema_registry import SchemaRegistryServer
@@ -118,13 +106,7 @@ def run_all(args, other_format: str | None) -> None:
         schema_id = RegistryClient({"url": registry.url}).register(f"{topic}-value", Schema(json.dumps(SCHEMA)))
         write_topic(bootstrap, topic, schema_id, args)
         spark = spark_session()
-        if other_format is not None:
-            import importlib
-
-            from versions_side_by_side import renamed
-
-            package = renamed(args.revision)[0]
-            spark.dataSource.register(importlib.import_module(f"{package}.spark.source").KwireDataSource)
+        other_format = register_revision(spark, args.revision) if args.revision else None
         from pyspark.sql import functions as F
         from pyspark.sql.avro.functions import from_avro
 
@@ -167,14 +149,14 @@ def run_all(args, other_format: str | None) -> None:
         title = (f"Typed read of {args.records:,} Avro records (12 fields), {args.partitions} partitions, "
                  f"{args.compression}, local[2]")
         report(title, args.records, seconds, baseline="built-in + from_avro", contender="kwire typed")
-        raw_median = median(seconds["kwire raw"])
-        print(f"  ratio kwire typed / kwire raw: {raw_median / median(seconds['kwire typed']):.2f}x  (goals: typed "
-              f">= 1x built-in + from_avro, typed >= 0.55x kwire raw)")
+        typed_median, raw_median = statistics.median(seconds["kwire typed"]), statistics.median(seconds["kwire raw"])
+        print(f"  ratio kwire typed / kwire raw: {raw_median / typed_median:.2f}x  (goals: typed >= 1x built-in + "
+              f"from_avro, typed >= 0.55x kwire raw)")
         if other_format is not None:
-            other_typed = median(seconds[f"kwire {args.revision} typed"])
-            other = median(seconds[f"kwire {args.revision} raw"]) / other_typed
+            other_typed = statistics.median(seconds[f"kwire {args.revision} typed"])
+            other = statistics.median(seconds[f"kwire {args.revision} raw"]) / other_typed
             print(f"  ratio kwire {args.revision} typed / kwire {args.revision} raw: {other:.2f}x;  this checkout's "
-                  f"typed against {args.revision}'s: {other_typed / median(seconds['kwire typed']):.2f}x as fast")
+                  f"typed against {args.revision}'s: {other_typed / typed_median:.2f}x as fast")
         print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
         spark.stop()
 

@@ -57,6 +57,23 @@ def export_renamed(revision: str, into: Path) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+def export_for_workers(revision: str, into: Path) -> None:
+    """``revision``'s kwire exported renamed into ``into``, which goes on this process's and Spark's workers' path."""
+    export_renamed(revision, into)
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(into), *filter(None, [os.environ.get("PYTHONPATH")])])
+    if str(into) not in sys.path:
+        sys.path.insert(0, str(into))
+
+
+def register_revision(spark, revision: str) -> str:
+    """Registers the data source of ``revision``'s exported kwire with ``spark``; returns its format name."""
+    import importlib
+
+    package, fmt = renamed(revision)
+    spark.dataSource.register(importlib.import_module(f"{package}.spark.source").KwireDataSource)
+    return fmt
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--revision", required=True, action="append",
@@ -79,18 +96,12 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="kwire-versions-"))
     try:
         for revision in args.revision:
-            export_renamed(revision, folder)
-        os.environ["PYTHONPATH"] = os.pathsep.join([str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])
-        sys.path.insert(0, str(folder))
+            export_for_workers(revision, folder)
         with broker(args) as bootstrap:
             spark = spark_session()
-            import importlib
-
             formats = {"kafka (Spark built-in)": "kafka"}
             for revision in args.revision:
-                package, fmt = renamed(revision)
-                spark.dataSource.register(importlib.import_module(f"{package}.spark.source").KwireDataSource)
-                formats[f"kwire {revision}"] = fmt
+                formats[f"kwire {revision}"] = register_revision(spark, revision)
             formats["kwire (this checkout)"] = "kwire"
             if args.only != "write":
                 compare_reads(spark, bootstrap, args, formats)
