@@ -30,7 +30,9 @@ topic with ``message.timestamp.type=LogAppendTime``. Latency = the output record
 time, over the records sent after the warm-up; "through Spark" measures from the input record's LogAppendTime
 instead (the input topic has it too), which leaves out the sending process's own delays on a busy machine.
 Every record sent must come out exactly once (counted by key). The breakdown is the median of Spark's
-``durationMs`` per micro-batch (the query progress) over the batches that started after the warm-up, and the CPU
+``durationMs`` per micro-batch (the query progress) over the batches that started after the warm-up, the time
+from one such batch's end to the next one's start ("between": triggers that found no data, whatever the query did
+outside a reported trigger), and the CPU
 the pipeline's processes (driver, JVM, Python workers) used then, in cores, and per micro-batch (ms of CPU per
 batch with data, split into Spark's JVM and all of its Python processes), which depend less on the load than times.
 Figures depend on how busy the machine is: the load average is printed.
@@ -292,7 +294,7 @@ def run_pipeline(index: int, pipeline: Pipeline, bootstrap: str, args, progress_
             cpu.join()
             row["load"] = os.getloadavg()[0]  # the 1-minute load average, as this rate's measurement ends
             if row.get("cpu_start") is not None and row["cpu_end"] is not None:
-                row["cpu_used"] = {k: row["cpu_end"][k] - row["cpu_start"].get(k, 0.0) for k in row["cpu_end"]}
+                row["cpu_used"] = cpu_used_between(row["cpu_start"], row["cpu_end"])
                 row["cpu"] = sum(row["cpu_used"].values()) / args.seconds  # cores busy, on average
             child.ask(f"stop {label}", "stopped")
             rows.append(row)
@@ -302,23 +304,32 @@ def run_pipeline(index: int, pipeline: Pipeline, bootstrap: str, args, progress_
     return rows
 
 
-def cpu_seconds(pid: int) -> dict[str, float] | None:
-    """CPU seconds used so far by the pipeline's processes: {"jvm": Spark's JVM, "python": the driver's Python
-    process and every Python process under the JVM (source runner, planning and commit workers, task workers)}.
-    Processes that ended meanwhile are not counted (Spark keeps its Python workers while a query runs)."""
+def cpu_seconds(pid: int) -> dict[int, tuple[str, float]] | None:
+    """CPU seconds used so far by each of the pipeline's processes, by pid: ("jvm", s) for Spark's JVM,
+    ("python", s) for the driver's Python process and every Python process under the JVM (source runner,
+    planning and commit workers, task workers)."""
     try:
         import psutil
     except ImportError:
         return None
-    total = {"jvm": 0.0, "python": 0.0}
+    used = {}
     root = psutil.Process(pid)
     for process in [root, *root.children(recursive=True)]:
         try:
             times = process.cpu_times()
-            kind = "jvm" if "java" in process.name() else "python"
+            used[process.pid] = ("jvm" if "java" in process.name() else "python", times.user + times.system)
         except psutil.Error:
             continue  # ended meanwhile
-        total[kind] += times.user + times.system
+    return used
+
+
+def cpu_used_between(start: dict[int, tuple[str, float]], end: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """CPU seconds per kind of process between two cpu_seconds() samples. A process that ended before the
+    second sample is not counted (Spark keeps its Python workers while a query runs); one started after the
+    first counts from its start."""
+    total = {"jvm": 0.0, "python": 0.0}
+    for pid, (kind, seconds) in end.items():
+        total[kind] += seconds - start.get(pid, (kind, 0.0))[1]
     return total
 
 
@@ -355,8 +366,18 @@ def add_breakdown(rows: list[dict], progress_file: str) -> None:
         row["phases"] = {name: statistics.median(p["durationMs"].get(name, 0) for p in measured) if measured else 0
                          for name in PHASES}
         row["slowest"] = max((p["durationMs"].get("triggerExecution", 0) for p in measured), default=0)
+        row["between"] = _median_time_between_batches(measured)
         if row.get("cpu_used") and measured:
             row["cpu_per_batch"] = {k: 1000 * v / len(measured) for k, v in row["cpu_used"].items()}
+
+
+def _median_time_between_batches(measured: list[dict]) -> float:
+    """Median ms from the end of a batch with data to the start of the next one: triggers that found no data
+    (which Spark reports only every 10 s) and whatever else the query did outside a reported trigger."""
+    gaps = [1000 * (_epoch(after["timestamp"]) - _epoch(before["timestamp"]))
+            - before["durationMs"].get("triggerExecution", 0)
+            for before, after in zip(measured, measured[1:]) if after["batchId"] == before["batchId"] + 1]
+    return statistics.median(gaps) if gaps else 0
 
 
 def _epoch(timestamp: str) -> float:
@@ -385,7 +406,7 @@ def print_tables(rows: list[dict]) -> None:
     print("\nPer micro-batch (ms, medians over the batches with data after the warm-up): Spark's durationMs")
     names = [n for n in PHASES if any(row["phases"].get(n) for row in rows)]
     print(f"{'pipeline':<30} {'rate/s':>7} {'batches':>7} {'rows':>6} " + " ".join(f"{n[:14]:>14}" for n in names)
-          + "  slowest batch  CPU (cores)  CPU ms/batch (JVM+Python)  load")
+          + "  between  slowest batch  CPU (cores)  CPU ms/batch (JVM+Python)  load")
     for row in rows:
         cpu = f"{row['cpu']:.2f}" if row.get("cpu") is not None else "-"
         per_batch = row.get("cpu_per_batch")
@@ -393,7 +414,7 @@ def print_tables(rows: list[dict]) -> None:
             f"{sum(per_batch.values()):.0f} ({per_batch['jvm']:.0f}+{per_batch['python']:.0f})"
         print(f"{row['pipeline'].name:<30} {row['rate']:>7g} {row['batches']:>7} {row['rows_per_batch']:>6.0f} "
               + " ".join(f"{row['phases'][n]:>14.0f}" for n in names)
-              + f"  {row['slowest']:>13.0f}  {cpu:>11}  {split:>25}  {row['load']:4.1f}")
+              + f"  {row['between']:>7.0f}  {row['slowest']:>13.0f}  {cpu:>11}  {split:>25}  {row['load']:4.1f}")
     floors = {(r["pipeline"].release, r["rate"]): r for r in rows if r["pipeline"].source == "null" and r["batches"]}
     lines = []
     for row in rows:
