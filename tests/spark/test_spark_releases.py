@@ -82,7 +82,7 @@ def _batch_ranges(query) -> dict[int, tuple[dict, dict]]:
     (it reports 0 input rows then)."""
     ranges = {}
     for progress in query.recentProgress:
-        source = progress["sources"][0]
+        source = json.loads(progress.json)["sources"][0]  # PySpark 4.0's progress["sources"] holds offsets as repr()
         end, start = _per_partition(source["endOffset"]), _per_partition(source["startOffset"])
         if end is None:
             continue
@@ -93,7 +93,7 @@ def _batch_ranges(query) -> dict[int, tuple[dict, dict]]:
 
 
 def _per_partition(offsets) -> dict[str, int] | None:
-    """One topic's offsets by partition from a progress's offsets (a dict, JSON text, None or "null")."""
+    """One topic's offsets by partition from a progress's JSON offsets (an object, JSON text, null or "null")."""
     offsets = json.loads(offsets) if isinstance(offsets, str) else offsets
     if offsets is None:
         return None
