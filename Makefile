@@ -62,8 +62,8 @@ test-newest: setup
 # Compile the numba kernels once into their on-disk cache, so that Spark's Python workers load them
 # instead of each compiling them on its first task (fast when the cache is already there). Byte-compile the
 # checkout too (only what changed): where PYTHONDONTWRITEBYTECODE is set, as on the CI machine, no process
-# writes a .pyc, and every Spark worker compiled kwire's modules from source (importing all of them: 1.41
-# CPU-s without .pyc, 0.97 with).
+# writes a .pyc, and each process compiles the kwire modules it imports (importing every one: 1.41 CPU-s
+# without .pyc, 0.97 with; over a whole CI run the difference did not show beside run-to-run variation).
 setup: system-packages venv jars wheel
 	$(PY) -m compileall -q spark_kwire harness tests pyspark_kwire.py > /dev/null
 	$(PY) -c "from spark_kwire.protocol.records import warm_up; warm_up()"

@@ -60,7 +60,9 @@ def export_renamed(revision: str, into: Path) -> None:
 def export_for_workers(revision: str, into: Path) -> None:
     """``revision``'s kwire exported renamed into ``into``, which goes on this process's and Spark's workers' path."""
     export_renamed(revision, into)
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(into), *filter(None, [os.environ.get("PYTHONPATH")])])
+    worker_path = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    if str(into) not in worker_path:
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(into), *worker_path])
     if str(into) not in sys.path:
         sys.path.insert(0, str(into))
 
