@@ -7,8 +7,10 @@ tokens, at ``RENEWAL_RATIO`` (Spark's ``spark.security.credentials.renewalRatio`
 
 * once 75 % of the way from its creation or last renewal to its expiry, it is renewed (RenewDelegationToken:
   same id and HMAC, so tasks already holding it keep working, with a later expiry);
-* when renewal cannot push the expiry further (the token reached its maximum lifetime) or fails, a new token is
-  created instead (a new HMAC: tasks get it with the next plan);
+* when its maximum lifetime ends before a renewal could give it a whole expiry period (the span the cluster gave
+  it at creation), or renewal fails or cannot push the expiry further, a new token is created instead (a new
+  HMAC: tasks get it with the next plan). So every token handed out stays valid for at least a quarter of that
+  period: renewing up to the maximum lifetime would leave a token whose last span, and so its margin, is short;
 * when neither works while the current token is still valid, the current one is handed out and the next
   call tries again after ``RETRY_AFTER_FAILURE_S`` (or half the time left, if sooner); an expired token is never
   handed out: the error is raised.
@@ -41,6 +43,7 @@ RETRY_AFTER_FAILURE_S = 60.0
 class _Held:
     token: DelegationToken
     refresh_at: float  # epoch seconds
+    period_s: float  # the expiry period the cluster gave the token at creation (delegation.token.expiry.time.ms)
 
 
 def _refresh_time(token: DelegationToken, since: float) -> float:
@@ -78,22 +81,19 @@ def held_delegation_token(client) -> DelegationToken:
 
 def _refresh(client, held: _Held | None, now: float) -> _Held:
     if held is None:
-        token = create_delegation_token(client)
-        log.info("delegation token %s created for %s (expires in %.0f s)", token.token_id, token.owner,
-                 token.expires_in_s())
-        return _Held(token, _refresh_time(token, time.time()))
+        return _created(client)
     token = held.token
-    if token.expiry_ms < token.max_timestamp_ms:
+    if token.max_timestamp_ms / 1000.0 >= now + held.period_s:
         try:
             expiry = renew_delegation_token(client, token)
             if expiry > token.expiry_ms:
                 renewed = dataclasses.replace(token, expiry_ms=expiry)
                 log.info("delegation token %s renewed (expires in %.0f s)", token.token_id, renewed.expires_in_s())
-                return _Held(renewed, _refresh_time(renewed, time.time()))
+                return _Held(renewed, _refresh_time(renewed, time.time()), held.period_s)
         except KwireError as exc:
             log.warning("renewing delegation token %s failed, creating a new one instead: %s", token.token_id, exc)
     try:
-        fresh = create_delegation_token(client)
+        fresh = _created(client)
     except KwireError as exc:
         left = token.expiry_ms / 1000.0 - time.time()
         if left <= 1.0:
@@ -101,10 +101,18 @@ def _refresh(client, held: _Held | None, now: float) -> _Held:
         retry_in = min(RETRY_AFTER_FAILURE_S, left / 2)
         log.warning("replacing delegation token %s failed; it stays valid for %.0f s, trying again in %.0f s: %s",
                     token.token_id, left, retry_in, exc)
-        return _Held(token, time.time() + retry_in)
+        return _Held(token, time.time() + retry_in, held.period_s)
     log.info("delegation token %s replaces %s (expiring in %.0f s, its maximum lifetime ends in %.0f s)",
-             fresh.token_id, token.token_id, token.expiry_ms / 1000.0 - now, token.max_timestamp_ms / 1000.0 - now)
-    return _Held(fresh, _refresh_time(fresh, time.time()))
+             fresh.token.token_id, token.token_id, token.expiry_ms / 1000.0 - now,
+             token.max_timestamp_ms / 1000.0 - now)
+    return fresh
+
+
+def _created(client) -> _Held:
+    token = create_delegation_token(client)
+    log.info("delegation token %s created for %s (expires in %.0f s)", token.token_id, token.owner,
+             token.expires_in_s())
+    return _Held(token, _refresh_time(token, time.time()), (token.expiry_ms - token.issued_ms) / 1000.0)
 
 
 def forget_delegation_tokens() -> None:

@@ -158,7 +158,8 @@ def test_hmac_never_shows(kerberos, token_kafka, caplog):
 
 def test_a_held_token_is_shared_renewed_then_replaced(kerberos, token_kafka):
     """held_delegation_token: one token per cluster and principal; at its refresh time it is renewed (same id and
-    HMAC, later expiry); once renewal cannot extend it (maximum lifetime), or fails, a new token replaces it."""
+    HMAC, later expiry); once its maximum lifetime ends within an expiry period, or renewal fails, a new token
+    replaces it."""
     from spark_kwire.client.admin import token_keeper
 
     token_keeper.forget_delegation_tokens()
@@ -184,10 +185,17 @@ def test_a_held_token_is_shared_renewed_then_replaced(kerberos, token_kafka):
             assert time.monotonic() < deadline, "the brokers never listed the renewed expiry"
             time.sleep(0.1)
 
-        held = token_keeper._held[key]  # at its maximum lifetime: renewal cannot extend it, a new token replaces it
-        held.token, held.refresh_at = dataclasses.replace(renewed, expiry_ms=renewed.max_timestamp_ms), 0
+        # its maximum lifetime ends within one expiry period: the cluster would still renew it (up to that end),
+        # but the renewed token would leave tasks a shorter margin than a period's quarter, so a new one replaces it
+        held = token_keeper._held[key]
+        assert held.period_s == lifetime_s
+        now_ms = time.time() * 1000
+        held.token = dataclasses.replace(renewed, expiry_ms=int(now_ms + lifetime_s * 250),
+                                         max_timestamp_ms=int(now_ms + lifetime_s * 500))
+        held.refresh_at = 0
         replaced = token_keeper.held_delegation_token(dana)
         assert replaced.token_id != first.token_id and replaced.owner == "User:dana"
+        assert replaced.expiry_ms - replaced.issued_ms == lifetime_s * 1000  # a whole period again
 
         expire_delegation_token(dana, replaced)  # renewal fails (the cluster dropped it): a new token again
         token_keeper._held[key].refresh_at = 0
