@@ -59,15 +59,18 @@ test: setup
 test-newest: setup
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
-# Compile the numba kernels once into their on-disk cache, so that Spark's Python workers load them
-# instead of each compiling them on its first task (fast when the cache is already there). Byte-compile the
-# checkout too (only what changed): where PYTHONDONTWRITEBYTECODE is set, as on the CI machine, no process
-# writes a .pyc, and each process compiles the kwire modules it imports (importing every one: 1.41 CPU-s
-# without .pyc, 0.97 with; over a whole CI run the difference did not show beside run-to-run variation).
+# Compile the numba kernels once into their on-disk cache, so that Spark's Python workers load them instead of
+# each compiling them on its first task (fast when the cache is already there). The tests' brokers, Kafka tools
+# and Spark drivers load their classes from class-data-sharing archives made here once per JDK and jar set
+# (harness/jvm.py). Byte-compile the checkout too (only what changed): where PYTHONDONTWRITEBYTECODE is set, as
+# on the CI machine, no process writes a .pyc, and each process compiles the kwire modules it imports (importing
+# every one: 1.41 CPU-s without .pyc, 0.97 with; over a whole CI run the difference did not show beside
+# run-to-run variation).
 setup: system-packages venv jars wheel
 	$(PY) -m compileall -q spark_kwire harness tests pyspark_kwire.py > /dev/null
 	$(PY) -c "from spark_kwire.protocol.records import warm_up; warm_up()"
 	$(PY) -c "from spark_kwire.formats.warmup import warm_up; warm_up()"
+	$(PY) -c "from harness.jvm import dump_class_archives; dump_class_archives()"
 
 # The Debian packages beyond Python, Java and Maven (MIT Kerberos: the tests' KDC, kinit, and the headers PyPI's
 # gssapi compiles against), installed only when missing: see .ci/system-packages.

@@ -83,7 +83,8 @@ class KafkaCluster:
     its ``broker.rack``); `scram_users` are ``(mechanism, name, password)``
     created at format time; `system_properties` are passed to every broker JVM as ``-Dname=value`` (e.g.
     Kafka 4's ``org.apache.kafka.sasl.oauthbearer.allowed.urls``); `jmx` opens remote JMX (no authentication,
-    loopback only) on a free port per node, for reading the brokers' own metrics (`harness.broker_metrics`).
+    loopback only) on a free port per node, for reading the brokers' own metrics (`harness.broker_metrics`);
+    `broker_jvm_options` go on every broker's command line (not the storage tool's).
     """
 
     def __init__(self, nodes: int = 1, *, listeners: list[Listener] | None = None,
@@ -91,7 +92,7 @@ class KafkaCluster:
                  node_properties: dict[int, dict[str, str]] | None = None,
                  scram_users: list[tuple[str, str, str]] | None = None,
                  system_properties: dict[str, str] | None = None, jmx: bool = False,
-                 heap: str = "768m", workdir: str | None = None) -> None:
+                 heap: str = "768m", workdir: str | None = None, broker_jvm_options: list[str] | None = None) -> None:
         self.node_count = nodes
         self.extra_listeners = listeners or []
         self.extra_properties = extra_properties or {}
@@ -99,6 +100,7 @@ class KafkaCluster:
         self.scram_users = scram_users or []
         self.system_properties = dict(system_properties or {})
         self.heap = heap
+        self.broker_jvm_options = list(broker_jvm_options or [])
         # StorageTool reads an id starting with "-" as an option, so draw until it does not.
         self.cluster_id = "-"
         while self.cluster_id.startswith("-"):
@@ -166,7 +168,8 @@ class KafkaCluster:
             node.process = spawner.popen(
                 java_command("kafka.Kafka", str(node.workdir / "server.properties"), heap=self.heap,
                              system_properties={"org.slf4j.simpleLogger.defaultLogLevel": "info",
-                                                **_jmx_properties(node.jmx_port), **self.system_properties}),
+                                                **_jmx_properties(node.jmx_port), **self.system_properties},
+                             jvm_options=self.broker_jvm_options),
                 stdout=log, stderr=subprocess.STDOUT, cwd=node.workdir)
 
     def _wait_ready(self, nodes: list[KafkaNode], timeout: float = START_TIMEOUT_S) -> None:

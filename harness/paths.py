@@ -8,6 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from harness.jvm import harness_jvm_options
 from harness.processes import die_with_parent
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -51,13 +52,15 @@ def spark_avro_jars() -> list[str]:
     return [str(matches[-1])]
 
 
-def java_command(main_class: str, *args: str, heap: str = "256m", system_properties: dict | None = None) -> list[str]:
-    """The command line that runs `main_class` from the Kafka jars."""
+def java_command(main_class: str, *args: str, heap: str = "256m", system_properties: dict | None = None,
+                 jvm_options: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """The command line that runs `main_class` from the Kafka jars (lean in tests: :mod:`harness.jvm`)."""
     props = {"org.slf4j.simpleLogger.defaultLogLevel": "warn", **(system_properties or {})}
+    lib = kafka_lib_dir()
     return [
-        "java", f"-Xmx{heap}", "-Djava.awt.headless=true",
+        "java", f"-Xmx{heap}", "-Djava.awt.headless=true", *harness_jvm_options(lib), *jvm_options,
         *[f"-D{k}={v}" for k, v in props.items()],
-        "-cp", str(kafka_lib_dir() / "*"), main_class, *args,
+        "-cp", str(lib / "*"), main_class, *args,
     ]
 
 

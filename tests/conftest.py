@@ -13,6 +13,11 @@ import uuid
 import pytest
 
 from harness import KafkaCluster, spark_avro_jars, spark_kafka_connector_jars
+from harness.jvm import use_lean_jvms
+
+# Brokers, Kafka's tools and Spark drivers of this session and its child processes run lean JVMs (C1, serial GC):
+# they live short and move little data, and on CI's two cores their compiling and collecting was half their CPU.
+use_lean_jvms()
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import struct
 import subprocess
@@ -95,6 +96,27 @@ def test_single_broker_starts_in_under_30_seconds():
         elapsed = time.monotonic() - started
         _raw_api_versions(cluster.nodes[1].port)
     assert elapsed < 30, elapsed
+
+
+def test_the_sessions_brokers_run_lean_and_share_the_kafka_class_archive(kafka):
+    """harness.jvm as tests/conftest.py turns it on: the session broker runs C1 and the serial collector, loads
+    the archive `make setup` dumped, and the archive is one this JDK accepts (-Xshare:on refuses to start
+    otherwise); Spark drivers started from here get the same options, and the archive of .venv's PySpark."""
+    from harness.jvm import LEAN_JVM_OPTIONS, kafka_class_archive, spark_class_archive
+    from harness.paths import java_command, kafka_lib_dir
+
+    archive = kafka_class_archive(kafka_lib_dir())
+    assert archive.exists(), f"no class archive at {archive}: make setup dumps it"
+    command = open(f"/proc/{kafka.nodes[1].process.pid}/cmdline", "rb").read().decode().split("\0")
+    assert set(LEAN_JVM_OPTIONS) <= set(command) and f"-XX:SharedArchiveFile={archive}" in command, command
+    submit_options = os.environ["SPARK_SUBMIT_OPTS"].split()
+    assert set(LEAN_JVM_OPTIONS) <= set(submit_options)
+    if os.environ.get("KWIRE_EXPECT_WHEEL") != "1":  # the checkout's .venv, whose PySpark `make setup` archived
+        assert f"-XX:SharedArchiveFile={spark_class_archive()}" in submit_options, submit_options
+    strict = [part for part in java_command("kafka.tools.StorageTool", "random-uuid")
+              if not part.startswith("-Xlog:cds")]
+    out = subprocess.run([strict[0], "-Xshare:on", *strict[1:]], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and len(out.stdout.strip().splitlines()[0]) == 22, out.stdout + out.stderr
 
 
 def test_kdc_moves_to_another_port_when_its_free_port_is_taken_before_it_binds():
