@@ -15,8 +15,8 @@ CI's two cores, where compiling and collecting garbage is what they mostly spend
 
 Measured on this machine (``/proc`` CPU of each process): a broker through start, 400k records in and out and
 20 s idle used 11.4 CPU-s by default, 5.8 lean, 4.3 lean with the archive; the Spark drivers of three Spark test
-files 114 CPU-s by default and 58 lean, for the same wall time; a Spark driver's start and first query 13-15
-CPU-s lean, 7.5-8.4 lean with the archive.
+files 114 CPU-s by default and 58 lean, for the same wall time; a Spark driver's start and first query
+12.8-16.6 CPU-s lean, 7.5-8.9 lean with the archive.
 """
 
 from __future__ import annotations
@@ -45,9 +45,7 @@ def use_lean_jvms() -> None:
     """Run this process's harness JVMs and Spark drivers, and those of its child processes, lean."""
     os.environ[LEAN_ENV] = "1"
     submit = os.environ.get("SPARK_SUBMIT_OPTS", "").split()
-    archive = spark_class_archive()
-    sharing = [f"-XX:SharedArchiveFile={archive}", _QUIET_SHARING] if archive and archive.exists() else []
-    missing = [option for option in (*LEAN_JVM_OPTIONS, *sharing) if option not in submit]
+    missing = [option for option in (*LEAN_JVM_OPTIONS, *_sharing(spark_class_archive())) if option not in submit]
     os.environ["SPARK_SUBMIT_OPTS"] = " ".join([*submit, *missing])
 
 
@@ -81,9 +79,12 @@ def harness_jvm_options(lib_dir: Path) -> list[str]:
     """The JVM options of a harness process running from the Kafka jars in `lib_dir` (none unless lean)."""
     if not lean_jvms():
         return []
-    archive = kafka_class_archive(lib_dir)
-    sharing = [f"-XX:SharedArchiveFile={archive}", _QUIET_SHARING] if archive.exists() else []
-    return [*LEAN_JVM_OPTIONS, *sharing]
+    return [*LEAN_JVM_OPTIONS, *_sharing(kafka_class_archive(lib_dir))]
+
+
+def _sharing(archive: Path | None) -> list[str]:
+    """The options that load classes from `archive`, when it exists."""
+    return [f"-XX:SharedArchiveFile={archive}", _QUIET_SHARING] if archive is not None and archive.exists() else []
 
 
 def dump_class_archives() -> None:
@@ -145,7 +146,7 @@ driver.wait(timeout=300)
 
 
 def _exercise(bootstrap: str) -> None:
-    """Topic creation, produce, fetch, offsets and groups: the broker paths tests take."""
+    """Topic creation, produce and fetch on `bootstrap`: the broker paths most tests take."""
     import pyarrow as pa
 
     from spark_kwire.client import Admin, KafkaClient, Producer, fetch_range
